@@ -1,0 +1,125 @@
+"""The station's exceptions, split by who must act.
+
+```
+StationError                      exit_code 1
+├── ConfigError (.path, .line, .key)      2   the operator fixes the config
+│   └── MissingVariablesError (.names)    2
+├── ServerError (.server)                 3   a server could not be used
+│   ├── ServerStartError                  3   it failed to start (command, stderr tail)
+│   ├── ServerUnavailable                 3   it is not connected (yet, or any more)
+│   ├── ConnectionLost                    3   it died under us ("it died")
+│   └── ServerClosed                      3   we stopped it ("we stopped it")
+├── CallError (.tool)                     4   a call did not produce a result
+│   ├── ToolNotFound (.suggestions)       4
+│   ├── CallTimeout                       4
+│   └── RemoteError (.code)               4   the server answered with a JSON-RPC error
+└── UsageError                            2   the caller misused the API or CLI
+```
+
+Tool calls never raise these to the LLM: `Station.call_tool` turns them into a `ToolResult`
+with `ok=False`. They are raised where an answer cannot be a result (prompts, resources,
+start-up, the CLI).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class StationError(Exception):
+    """Root of every error the station raises on purpose."""
+
+    exit_code: int = 1
+
+
+class UsageError(StationError):
+    """The caller misused the API or the CLI."""
+
+    exit_code = 2
+
+
+class ConfigError(StationError):
+    """A configuration file or value is invalid; names where and what was expected."""
+
+    exit_code = 2
+
+    def __init__(
+        self, message: str, *, path: str | None = None, line: int | None = None, key: str | None = None
+    ) -> None:
+        self.path = path
+        self.line = line
+        self.key = key
+        where = ""
+        if path:
+            where = path if line is None else f"{path}:{line}"
+        prefix = ": ".join(part for part in (where, key) if part)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class MissingVariablesError(ConfigError):
+    """One or more `${VAR}` references have no value and no default."""
+
+    def __init__(self, names: Sequence[str], *, path: str | None = None) -> None:
+        self.names = tuple(sorted(set(names)))
+        listed = ", ".join(self.names)
+        super().__init__(
+            f"environment variable(s) not set: {listed}. Set them, or write ${{VAR:-default}}.", path=path
+        )
+
+
+class ServerError(StationError):
+    """A server could not be used."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, server: str) -> None:
+        self.server = server
+        super().__init__(message)
+
+
+class ServerStartError(ServerError):
+    """A server failed to start: spawn, connect, initialize or discovery failed or timed out."""
+
+
+class ServerUnavailable(ServerError):
+    """A server is not connected (still starting, backing off, failed or disabled)."""
+
+
+class ConnectionLost(ServerError):
+    """A server's connection died while it was in use."""
+
+
+class ServerClosed(ServerError):
+    """The station stopped this server on purpose."""
+
+
+class CallError(StationError):
+    """A call did not produce a result."""
+
+    exit_code = 4
+
+    def __init__(self, message: str, *, tool: str, server: str | None = None) -> None:
+        self.tool = tool
+        self.server = server
+        super().__init__(message)
+
+
+class ToolNotFound(CallError):
+    """No tool (or prompt, or resource) by that name; carries did-you-mean suggestions."""
+
+    def __init__(self, name: str, suggestions: Sequence[str] = (), *, kind: str = "tool") -> None:
+        self.suggestions = tuple(suggestions)
+        hint = f" Did you mean {', '.join(repr(s) for s in self.suggestions)}?" if self.suggestions else ""
+        super().__init__(f"no {kind} {name!r}.{hint}", tool=name)
+
+
+class CallTimeout(CallError):
+    """A request took longer than its timeout and was cancelled on the server."""
+
+
+class RemoteError(CallError):
+    """The server answered with a JSON-RPC error."""
+
+    def __init__(self, message: str, *, tool: str, server: str | None = None, code: int | None = None) -> None:
+        self.code = code
+        super().__init__(message, tool=tool, server=server)
