@@ -1,0 +1,92 @@
+# mcpstation developer tasks (GNU make).
+#
+#   make run     create .venv if needed, install mcpstation, run `mcpstation up`
+#   make test    install mcpstation[test] and the npm test servers, lint, run pytest
+#   make lint    ruff check src tests
+#   make bench   run the benchmarks
+#   make clean   remove .venv, node_modules and caches
+#
+# Installs are tracked by stamp files, so a repeated `make test` only reinstalls when
+# pyproject.toml (Python) or package.json / package-lock.json (npm) changed.
+
+PYTHON ?= python3
+VENV   ?= .venv
+NPM    ?= npm
+
+# Extra arguments: `make test PYTEST_ARGS='-k stdio -x'`, `make run ARGS='--help'`.
+PYTEST_ARGS ?=
+ARGS ?=
+
+SHELL := bash
+.SHELLFLAGS := -euo pipefail -c
+.DEFAULT_GOAL := test
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+VPY := $(VENV)/bin/python
+STAMP_RUN  := $(VENV)/.stamp-install-run
+STAMP_TEST := $(VENV)/.stamp-install-test
+STAMP_NPM  := node_modules/.stamp-npm-ci
+
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
+export PIP_NO_INPUT := 1
+
+.PHONY: run test lint bench clean venv install install-test npm
+
+# --- environments ---------------------------------------------------------------------------
+
+$(VPY):
+	@echo "==> creating virtualenv $(VENV) with $(PYTHON) ($$($(PYTHON) --version 2>&1))"
+	$(PYTHON) -m venv $(VENV)
+
+venv: $(VPY)
+
+$(STAMP_RUN): pyproject.toml | $(VPY)
+	@echo "==> pip install -e . (pyproject.toml changed or first install)"
+	$(VPY) -m pip install -e .
+	@touch $@
+
+$(STAMP_TEST): pyproject.toml | $(VPY)
+	@echo "==> pip install -e '.[test]' (pyproject.toml changed or first install)"
+	$(VPY) -m pip install -e '.[test]'
+	@touch $@ $(STAMP_RUN)
+
+$(STAMP_NPM): package.json package-lock.json
+	@command -v $(NPM) >/dev/null || { echo "error: npm not found on PATH; it is needed to install the npm test servers (package.json)" >&2; exit 1; }
+	@echo "==> npm ci (node_modules missing or package-lock.json changed; npm $$($(NPM) --version), node $$(node --version))"
+	$(NPM) ci --no-audit --no-fund
+	@touch $@
+
+install: $(STAMP_RUN)
+install-test: $(STAMP_TEST)
+npm: $(STAMP_NPM)
+
+# --- tasks ----------------------------------------------------------------------------------
+
+run: $(STAMP_RUN)
+	@echo "==> $(VENV)/bin/mcpstation up $(ARGS)"
+	$(VENV)/bin/mcpstation up $(ARGS)
+
+lint: $(STAMP_TEST)
+	@echo "==> ruff check src tests"
+	$(VENV)/bin/ruff check src tests
+
+test: $(STAMP_TEST) $(STAMP_NPM)
+	@echo "==> ruff check src tests"
+	$(VENV)/bin/ruff check src tests
+	@echo "==> pytest $(PYTEST_ARGS)"
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+bench: $(STAMP_TEST) $(STAMP_NPM)
+	@if [ -f bench/run.py ]; then \
+		echo "==> $(VPY) bench/run.py $(ARGS)"; $(VPY) bench/run.py $(ARGS); \
+	elif [ -f bench/__init__.py ] || [ -f bench/__main__.py ]; then \
+		echo "==> $(VPY) -m bench $(ARGS)"; $(VPY) -m bench $(ARGS); \
+	else \
+		echo "error: no bench/run.py or bench package to run" >&2; exit 1; \
+	fi
+
+clean:
+	@echo "==> removing $(VENV), node_modules and caches"
+	rm -rf $(VENV) node_modules .pytest_cache .ruff_cache build dist test-artifacts
+	find . -path ./.git -prune -o \( -name __pycache__ -o -name '*.egg-info' \) -type d -prune -exec rm -rf {} +

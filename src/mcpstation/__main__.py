@@ -1,0 +1,5 @@
+"""`python -m mcpstation` runs the CLI."""
+
+from mcpstation.cli import main
+
+main()

@@ -1,0 +1,118 @@
+"""One result type for every tool call, with a plain-text rendering an LLM can read."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+
+ContentBlock = types.TextContent | types.ImageContent | types.AudioContent | types.ResourceLink | types.EmbeddedResource
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult:
+    """What a tool call produced, successful or not.
+
+    `ok` is False for a tool that reported `isError`, an unknown tool, a server that is not
+    connected, a timeout, a lost connection or a policy refusal; `error` then says why in words
+    an LLM can act on. `raw` is the SDK result when the server answered.
+    """
+
+    ok: bool
+    name: str
+    server: str | None
+    tool: str | None
+    content: tuple[ContentBlock, ...] = ()
+    structured: dict[str, Any] | None = None
+    error: str | None = None
+    duration_s: float = 0.0
+    raw: types.CallToolResult | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def text(self) -> str:
+        """The result as plain text: binary content described by type and size, never dumped."""
+        if self.error is not None and not self.content:
+            return f"Error: {self.error}"
+        parts = [render_block(block) for block in self.content]
+        if self.structured is not None and not any(isinstance(b, types.TextContent) for b in self.content):
+            parts.append(json.dumps(self.structured, ensure_ascii=False, sort_keys=True))
+        return "\n".join(parts)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of `mcpstation call --json` and the HTTP API."""
+        return {
+            "ok": self.ok,
+            "name": self.name,
+            "text": self.text,
+            "content": [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in self.content],
+            "structured": self.structured,
+            "server": self.server,
+            "tool": self.tool,
+            "duration_s": round(self.duration_s, 6),
+            "error": self.error,
+        }
+
+    @classmethod
+    def failure(
+        cls, name: str, error: str, *, server: str | None = None, tool: str | None = None, duration_s: float = 0.0
+    ) -> ToolResult:
+        """A result for a call that never produced a server answer."""
+        return cls(ok=False, name=name, server=server, tool=tool, error=error, duration_s=duration_s)
+
+    @classmethod
+    def from_sdk(cls, raw: types.CallToolResult, *, name: str, server: str, tool: str, duration_s: float) -> ToolResult:
+        """Normalize the SDK's `CallToolResult`."""
+        content = tuple(raw.content)
+        error = None
+        if raw.is_error:
+            texts = [b.text for b in content if isinstance(b, types.TextContent)]
+            error = "\n".join(texts) or f"tool {tool!r} on server {server!r} reported an error"
+        return cls(
+            ok=not raw.is_error,
+            name=name,
+            server=server,
+            tool=tool,
+            content=content,
+            structured=raw.structured_content,
+            error=error,
+            duration_s=duration_s,
+            raw=raw,
+        )
+
+
+def render_block(block: ContentBlock) -> str:
+    """One content item as text for an LLM."""
+    if isinstance(block, types.TextContent):
+        return block.text
+    if isinstance(block, types.ImageContent):
+        return f"[image: {block.mime_type}, {_human_size(_decoded_size(block.data))}]"
+    if isinstance(block, types.AudioContent):
+        return f"[audio: {block.mime_type}, {_human_size(_decoded_size(block.data))}]"
+    if isinstance(block, types.ResourceLink):
+        described = f" - {block.description}" if block.description else ""
+        mime = f", {block.mime_type}" if block.mime_type else ""
+        return f"[resource link: {block.name} <{block.uri}>{mime}]{described}"
+    resource = block.resource
+    if isinstance(resource, types.TextResourceContents):
+        return f"[resource <{resource.uri}>]\n{resource.text}"
+    mime = resource.mime_type or "application/octet-stream"
+    return f"[resource <{resource.uri}>: {mime}, {_human_size(_decoded_size(resource.blob))}]"
+
+
+def _decoded_size(data: str) -> int:
+    try:
+        return len(base64.b64decode(data, validate=False))
+    except (binascii.Error, ValueError):
+        return len(data)
+
+
+def _human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / (1024 * 1024):.1f} MiB"

@@ -1,0 +1,362 @@
+"""The `mcpstation` command: a thin adapter over `Station`.
+
+Exit codes: 0 ok · 2 bad config or usage · 3 no server reachable · 4 the call failed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import typer
+from rich.console import Console, Group
+from rich.live import Live
+
+from mcpstation.catalog import ToolResult, render_block
+from mcpstation.cli import _render
+from mcpstation.config.loader import default_config, load_config, resolve_config_path
+from mcpstation.config.models import StationConfig
+from mcpstation.errors import CallError, ServerError, StationError, UsageError
+from mcpstation.station import Station
+
+logger = logging.getLogger("mcpstation.cli")
+
+EXIT_OK = 0
+EXIT_USAGE = 2
+EXIT_NO_SERVER = 3
+EXIT_CALL_FAILED = 4
+LIVE_REFRESH_S = 0.5  # how often `up` redraws its table
+
+T = TypeVar("T")
+
+app = typer.Typer(
+    name="mcpstation",
+    help="Connect to many MCP servers and use them as one well-named tool surface.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+tools_app = typer.Typer(help="The catalog's tools.", no_args_is_help=True)
+prompts_app = typer.Typer(help="The catalog's prompts.", no_args_is_help=True)
+resources_app = typer.Typer(help="The catalog's resources and templates.", no_args_is_help=True)
+prompt_app = typer.Typer(help="Use one prompt.", no_args_is_help=True)
+resource_app = typer.Typer(help="Use one resource.", no_args_is_help=True)
+app.add_typer(tools_app, name="tools")
+app.add_typer(prompts_app, name="prompts")
+app.add_typer(resources_app, name="resources")
+app.add_typer(prompt_app, name="prompt")
+app.add_typer(resource_app, name="resource")
+
+out = Console()
+err = Console(stderr=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
+
+
+@dataclass
+class _Globals:
+    config_path: str | None = None
+    json: bool = False
+    verbose: int = 0
+
+
+_globals = _Globals()
+
+
+class _Exit(Exception):
+    def __init__(self, code: int) -> None:
+        self.code = code
+
+
+@app.callback()
+def _main(
+    config: Annotated[
+        str | None, typer.Option("--config", "-c", envvar="MCPSTATION_CONFIG", help="Config file (TOML, JSON, YAML).")
+    ] = None,
+    json_output: JsonOption = False,
+    verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv: debug).")] = 0,
+) -> None:
+    _globals.config_path = config
+    _globals.json = json_output
+    _globals.verbose = verbose
+
+
+def _configure_logging(default_level: int) -> None:
+    level = {0: default_level, 1: logging.INFO}.get(_globals.verbose, logging.DEBUG)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%H:%M:%S"))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    for noisy in ("httpx2", "httpcore", "mcp", "uvicorn"):
+        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+    logging.captureWarnings(True)
+
+
+def _load() -> StationConfig:
+    path = resolve_config_path(_globals.config_path)
+    if path is None:
+        logger.info("no config file found; using the default config (the demo server)")
+        return default_config()
+    return load_config(path)
+
+
+def _run(body: Callable[[Station], Awaitable[T]], *, require_server: bool = True) -> T:
+    """Load the config, start a station, run `body`, stop; errors become exit codes here only."""
+
+    async def main() -> T:
+        async with Station(_load()) as station:
+            status = station.status()
+            enabled = [s for s in status.servers if s.state != "DISABLED"]
+            if require_server and enabled and not any(s.state == "READY" for s in enabled):
+                for s in enabled:
+                    err.print(f"server {s.name!r}: {s.state}: {s.error or 'not ready'}", style="red", markup=False)
+                err.print("no server reachable", style="bold red")
+                raise _Exit(EXIT_NO_SERVER)
+            return await body(station)
+
+    try:
+        return anyio.run(main)
+    except StationError as exc:  # boundary: the CLI turns station errors into exit codes
+        err.print(f"{type(exc).__name__}: {exc}", style="red", markup=False)
+        raise typer.Exit(exc.exit_code) from None
+    except _Exit as exc:
+        raise typer.Exit(exc.code) from None
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def _wants_json(local: bool) -> bool:
+    return local or _globals.json
+
+
+def _parse_args_json(raw: str | None, *, what: str) -> dict[str, Any]:
+    if raw is None or raw.strip() == "":
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--args for {what} is not valid JSON: {exc.msg} at column {exc.colno}") from None
+    if not isinstance(value, dict):
+        raise UsageError(f"--args for {what} must be a JSON object, got {type(value).__name__}")
+    return value
+
+
+# -- commands ------------------------------------------------------------------------------------------
+
+
+@app.command()
+def up(json_output: JsonOption = False) -> None:
+    """Start the station in the foreground until Ctrl-C or SIGTERM."""
+    _configure_logging(logging.INFO)
+    as_json = _wants_json(json_output)
+
+    async def body(station: Station) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(_show_live, station, as_json)
+                async for signum in signals:
+                    logger.info("received %s; stopping", signal.Signals(signum).name)
+                    break
+                tg.cancel_scope.cancel()
+
+    _run(body, require_server=False)
+
+
+async def _show_live(station: Station, as_json: bool) -> None:
+    if as_json:
+        _emit_json(station.status().to_dict())
+        await anyio.sleep_forever()
+    if not out.is_terminal:
+        out.print(_render.status_table(station.status()))
+        await anyio.sleep_forever()
+
+    def view() -> Group:
+        status = station.status()
+        parts: list[Any] = [_render.status_table(status)]
+        conflicts = _render.conflicts_table(status)
+        if conflicts is not None:
+            parts.append(conflicts)
+        parts.append(f"{len(station.tools)} tools in the catalog · Ctrl-C to stop")
+        return Group(*parts)
+
+    with Live(view(), console=out, refresh_per_second=4, transient=False) as live:
+        while True:
+            await anyio.sleep(LIVE_REFRESH_S)
+            live.update(view())
+
+
+@app.command()
+def status(json_output: JsonOption = False) -> None:
+    """Start every server, report its state, version and counts, and stop."""
+    _configure_logging(logging.WARNING)
+
+    async def body(station: Station) -> None:
+        report = station.status()
+        if _wants_json(json_output):
+            _emit_json(report.to_dict())
+            return
+        out.print(_render.status_table(report))
+        conflicts = _render.conflicts_table(report)
+        if conflicts is not None:
+            out.print(conflicts)
+
+    _run(body, require_server=False)
+
+
+@app.command()
+def reconnect(
+    name: Annotated[str | None, typer.Argument(help="Server to reconnect; all failed ones when omitted.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Reconnect a server (or every failed one) and report the result."""
+    _configure_logging(logging.WARNING)
+
+    async def body(station: Station) -> None:
+        names = await station.reconnect(name, failed_only=name is None)
+        report = station.status()
+        if _wants_json(json_output):
+            _emit_json({"reconnected": names, **report.to_dict()})
+        else:
+            out.print(f"reconnected: {', '.join(names) or 'nothing to do'}")
+            out.print(_render.status_table(report))
+
+    _run(body, require_server=False)
+
+
+@tools_app.command("list")
+def tools_list(json_output: JsonOption = False) -> None:
+    """List the catalog's tools under their public names."""
+    _configure_logging(logging.WARNING)
+
+    async def body(station: Station) -> None:
+        if _wants_json(json_output):
+            _emit_json([t.to_dict() for t in station.tools])
+        else:
+            out.print(_render.tools_table(station.tools))
+
+    _run(body)
+
+
+@prompts_app.command("list")
+def prompts_list(json_output: JsonOption = False) -> None:
+    """List the catalog's prompts."""
+    _configure_logging(logging.WARNING)
+
+    async def body(station: Station) -> None:
+        if _wants_json(json_output):
+            _emit_json([p.to_dict() for p in station.prompts])
+        else:
+            out.print(_render.prompts_table(station.prompts))
+
+    _run(body)
+
+
+@resources_app.command("list")
+def resources_list(json_output: JsonOption = False) -> None:
+    """List the catalog's resources and resource templates."""
+    _configure_logging(logging.WARNING)
+
+    async def body(station: Station) -> None:
+        if _wants_json(json_output):
+            _emit_json([r.to_dict() for r in station.resources] + [t.to_dict() for t in station.templates])
+        else:
+            out.print(_render.resources_table(station.resources, station.templates))
+
+    _run(body)
+
+
+@app.command()
+def call(
+    tool: Annotated[str, typer.Argument(help="The tool's public name (see `tools list`).")],
+    args: Annotated[str | None, typer.Option("--args", "-a", help="Arguments as a JSON object.")] = None,
+    timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before the call is cancelled.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Call one tool and print its result; exit 4 when the call fails."""
+    _configure_logging(logging.WARNING)
+
+    async def body(station: Station) -> ToolResult:
+        arguments = _parse_args_json(args, what=tool)
+        return await station.call_tool(tool, arguments, timeout_s=timeout)
+
+    result = _run(body)
+    if _wants_json(json_output):
+        _emit_json(result.to_dict())
+    else:
+        out.print(_render.result_text(result))
+    if not result.ok:
+        raise typer.Exit(EXIT_CALL_FAILED)
+
+
+@prompt_app.command("get")
+def prompt_get(
+    name: Annotated[str, typer.Argument(help="The prompt's public name (see `prompts list`).")],
+    args: Annotated[str | None, typer.Option("--args", "-a", help="Arguments as a JSON object.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Get one prompt, filled with its arguments."""
+    _configure_logging(logging.WARNING)
+
+    async def body(station: Station) -> Any:
+        arguments = {k: str(v) for k, v in _parse_args_json(args, what=name).items()}
+        return await station.get_prompt(name, arguments)
+
+    result = _run_call(body)
+    if _wants_json(json_output):
+        _emit_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return
+    for message in result.messages:
+        out.print(f"[bold]{message.role}[/bold]:")
+        out.print(render_block(message.content), markup=False)
+
+
+@resource_app.command("read")
+def resource_read(
+    uri: Annotated[str, typer.Argument(help="The resource URI (see `resources list`).")],
+    json_output: JsonOption = False,
+) -> None:
+    """Read one resource, routed to the server that offers it."""
+    _configure_logging(logging.WARNING)
+
+    async def body(station: Station) -> Any:
+        return await station.read_resource(uri)
+
+    result = _run_call(body)
+    if _wants_json(json_output):
+        _emit_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+        return
+    for contents in result.contents:
+        text = getattr(contents, "text", None)
+        if text is not None:
+            out.print(text, markup=False)
+        else:
+            out.print(
+                f"[{contents.mime_type or 'binary'}, {len(getattr(contents, 'blob', ''))} base64 chars]", markup=False
+            )
+
+
+def _run_call(body: Callable[[Station], Awaitable[T]]) -> T:
+    """Like `_run`, but a failed prompt or resource call exits 4 rather than with the error's own code."""
+
+    async def guarded(station: Station) -> T:
+        try:
+            return await body(station)
+        except (CallError, ServerError) as exc:
+            err.print(f"{type(exc).__name__}: {exc}", style="red", markup=False)
+            raise _Exit(EXIT_CALL_FAILED) from None
+
+    return _run(guarded)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

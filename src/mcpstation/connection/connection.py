@@ -1,0 +1,555 @@
+"""`ServerConnection`: one supervised owner task per server.
+
+The owner task enters and leaves the SDK `Client` itself (anyio demands both happen in one
+task), discovers what the server offers, keeps it current on `list_changed` or `listen`
+events, and restarts the session with backoff when it dies. Other tasks only *use* the
+client, concurrently, through `call_tool`, `get_prompt` and `read_resource`.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import replace
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client import Client
+from mcp.client.session import ProgressFnT
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
+from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcpstation.catalog.catalog import ServerListing
+from mcpstation.config.models import ServerSpec, StationSettings, StdioServerSpec
+from mcpstation.connection import _processes
+from mcpstation.connection._errors import describe_failure, translate_call_errors
+from mcpstation.connection._stderr import StderrSink
+from mcpstation.connection.discovery import walk_pages
+from mcpstation.connection.state import ConnectionState
+from mcpstation.connection.transports import Streams, TransportContext, open_transport, resolve_command
+from mcpstation.errors import ServerUnavailable
+
+logger = logging.getLogger(__name__)
+
+CLIENT_INFO = types.Implementation(name="mcpstation", version="0.1.0")
+REFRESH_DEBOUNCE_S = 0.2  # list_changed notifications within this window cost one refresh
+BACKOFF_BASE_S = 0.5  # first restart delay after a crash
+BACKOFF_MAX_S = 30.0  # restart delays stop growing here
+BACKOFF_JITTER = 0.2  # +/- fraction of each delay, so restarts of many servers spread out
+MAX_CONSECUTIVE_FAILURES = 5  # then FAILED (circuit open) until reconnect() is asked for
+STDERR_SETTLE_S = 0.5  # time to collect a dead server's last stderr lines
+KINDS = ("tools", "prompts", "resources", "templates")
+
+ChangeCallback = Callable[["ServerConnection"], None]
+
+
+class _EofWatch:
+    """Wraps a transport's read stream to notice the end of the connection without an extra hop."""
+
+    def __init__(self, stream: Any, on_eof: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_eof = on_eof
+
+    async def __aenter__(self) -> _EofWatch:
+        await self._stream.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._stream.__aexit__(*exc_info)
+
+    def __aiter__(self) -> _EofWatch:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self._stream.__anext__()
+        except StopAsyncIteration:
+            self._on_eof()
+            raise
+
+    async def receive(self) -> Any:
+        try:
+            return await self._stream.receive()
+        except anyio.EndOfStream:
+            self._on_eof()
+            raise
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+class ServerConnection:
+    """One server: its lifecycle state, its last listing, and the calls routed to it."""
+
+    def __init__(self, spec: ServerSpec, settings: StationSettings, *, on_change: ChangeCallback | None = None) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.state = ConnectionState.STARTING
+        self.error: str | None = None
+        self.protocol_version: str | None = None
+        self.server_name: str | None = None
+        self.server_version: str | None = None
+        self.instructions: str | None = None
+        self.pid: int | None = None
+        self.startup_s: float | None = None
+        self.listing = self._empty_listing()
+        self.warnings: list[str] = []
+        self.consecutive_failures = 0
+        self.restarts = 0
+        self._on_change = on_change
+        self._client: Client | None = None
+        self._sink: StderrSink | None = None
+        self._last_stderr: list[str] = []
+        self._settled = anyio.Event()
+        self._stopped = anyio.Event()
+        self._state_changed = anyio.Event()
+        self._wake = anyio.Event()
+        self._stop_requested = False
+        self._reconnect_requested = False
+        self._lost = False
+        self._connect_scope: anyio.CancelScope | None = None
+        self._refresh_kinds: set[str] = set()
+        self._refresh_wake = anyio.Event()
+
+    # -- public view -------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def is_ready(self) -> bool:
+        return self.state is ConnectionState.READY and self._client is not None
+
+    @property
+    def settled(self) -> anyio.Event:
+        """Set once the first start attempt has an outcome."""
+        return self._settled
+
+    async def wait_settled_after_reconnect(self) -> None:
+        """Return once a reconnect has an outcome: READY, FAILED, BACKING_OFF or STOPPED."""
+        seen_start = self.state is ConnectionState.STARTING
+        while not (seen_start and self.state not in (ConnectionState.STARTING, ConnectionState.STOPPING)):
+            await self._state_changed.wait()
+            seen_start = seen_start or self.state is ConnectionState.STARTING
+
+    async def wait_stopped(self) -> None:
+        """Return once the owner task has ended and its processes are gone."""
+        await self._stopped.wait()
+
+    @property
+    def stderr_tail(self) -> list[str]:
+        return self._sink.tail if self._sink is not None else list(self._last_stderr)
+
+    @property
+    def startup_budget_s(self) -> float:
+        return self.spec.startup_timeout_s or self.settings.server_startup_timeout_s
+
+    @property
+    def call_timeout_s(self) -> float:
+        return self.spec.call_timeout_s or self.settings.call_timeout_s
+
+    def __repr__(self) -> str:
+        pid = f" pid={self.pid}" if self.pid else ""
+        return (
+            f"<ServerConnection {self.name!r} {self.spec.transport} {self.state!r}{pid} "
+            f"tools={len(self.listing.tools)}>"
+        )
+
+    # -- control from other tasks --------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """Ask the owner task to close the session and end; returns at once."""
+        self._stop_requested = True
+        if self.state is ConnectionState.READY:
+            self.state = ConnectionState.STOPPING
+        if self._connect_scope is not None:
+            self._connect_scope.cancel()
+        self._wake.set()
+
+    def reconnect(self) -> None:
+        """Drop the session (if any) and connect again now, closing the circuit breaker."""
+        self._reconnect_requested = True
+        self.consecutive_failures = 0
+        self._wake.set()
+
+    def request_refresh(self, kinds: set[str]) -> None:
+        """Re-list the given kinds soon; many requests within the debounce window cost one."""
+        self._refresh_kinds |= kinds
+        self._refresh_wake.set()
+
+    # -- calls -------------------------------------------------------------------------------------
+
+    def _require_client(self, what: str) -> Client:
+        client = self._client
+        if client is None or self.state is not ConnectionState.READY:
+            reason = f" ({self.error})" if self.error else ""
+            raise ServerUnavailable(
+                f"server {self.name!r} is not connected (state {self.state}){reason}; cannot {what}",
+                server=self.name,
+            )
+        return client
+
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any] | None,
+        *,
+        timeout_s: float | None = None,
+        progress: ProgressFnT | None = None,
+    ) -> types.CallToolResult:
+        """Send `tools/call`; a timeout cancels this request on the server and nothing else.
+
+        Raises:
+            ServerUnavailable, ConnectionLost, CallTimeout, RemoteError.
+        """
+        client = self._require_client(f"call {tool!r}")
+        timeout = timeout_s or self.call_timeout_s
+        with translate_call_errors(server=self.name, tool=tool, timeout_s=timeout):
+            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout, progress_callback=progress)
+
+    async def get_prompt(
+        self, prompt: str, arguments: dict[str, str] | None, *, timeout_s: float | None = None
+    ) -> types.GetPromptResult:
+        client = self._require_client(f"get prompt {prompt!r}")
+        timeout = timeout_s or self.call_timeout_s
+        with translate_call_errors(server=self.name, tool=prompt, timeout_s=timeout), anyio.fail_after(timeout):
+            return await client.get_prompt(prompt, arguments)
+
+    async def read_resource(self, uri: str, *, timeout_s: float | None = None) -> types.ReadResourceResult:
+        client = self._require_client(f"read {uri!r}")
+        timeout = timeout_s or self.call_timeout_s
+        with translate_call_errors(server=self.name, tool=uri, timeout_s=timeout), anyio.fail_after(timeout):
+            return await client.read_resource(uri)
+
+    # -- the owner task ------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Own the connection until `stop()`: connect, serve, restart with backoff, or fail."""
+        ever_ready = False
+        try:
+            while not self._stop_requested:
+                self._set_state(ConnectionState.STARTING)
+                became_ready = await self._session_once()
+                ever_ready = ever_ready or became_ready
+                if self._stop_requested:
+                    break
+                if self._reconnect_requested:
+                    self._reconnect_requested = False
+                    continue
+                if became_ready:
+                    self.consecutive_failures = 1  # it was up, then died: first failure of a new run
+                else:
+                    self.consecutive_failures += 1
+                if not ever_ready or self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
+                    self._set_state(ConnectionState.FAILED)
+                    await self._wait_for(lambda: self._stop_requested or self._reconnect_requested)
+                    self._reconnect_requested = False
+                    continue
+                delay = self._backoff_delay()
+                self._set_state(ConnectionState.BACKING_OFF)
+                logger.warning(
+                    "server %r lost (%s); restarting in %.1f s (failure %d of %d)",
+                    self.name,
+                    self.error,
+                    delay,
+                    self.consecutive_failures,
+                    MAX_CONSECUTIVE_FAILURES,
+                )
+                await self._wait_for(lambda: self._stop_requested or self._reconnect_requested, delay)
+                self._reconnect_requested = False
+                self.restarts += 1
+        finally:
+            self._client = None
+            self._set_state(ConnectionState.STOPPED)
+            self._settled.set()
+            self._stopped.set()
+
+    def _backoff_delay(self) -> float:
+        delay = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, self.consecutive_failures - 1))
+        return delay * random.uniform(1 - BACKOFF_JITTER, 1 + BACKOFF_JITTER)
+
+    async def _wait_for(self, condition: Callable[[], bool], timeout_s: float = math.inf) -> None:
+        with anyio.move_on_after(timeout_s):
+            while not condition():
+                await self._wake.wait()
+                self._wake = anyio.Event()
+
+    async def _session_once(self) -> bool:
+        """One session from spawn/connect to close; returns whether it became READY."""
+        self._lost = False
+        ready = False
+        started = time.perf_counter()
+        sink = StderrSink(self.name) if isinstance(self.spec, StdioServerSpec) else None
+        self._sink = sink
+        drained = anyio.Event()
+        try:
+            async with anyio.create_task_group() as helpers:
+                if sink is not None:
+                    helpers.start_soon(self._drain, sink, drained)
+                try:
+                    ready = await self._connect_and_serve(sink, started)
+                except Exception as exc:  # boundary: one server's failure never reaches the station
+                    self._record_failure(exc, ready=ready, started=started)
+                finally:
+                    self._client = None
+                    if sink is not None:
+                        await self._settle_stderr(sink, drained)
+                    helpers.cancel_scope.cancel()
+        finally:
+            if sink is not None:
+                self._last_stderr = sink.tail
+                sink.close()
+                self._sink = None
+        if not ready and self.error is None and not self._stop_requested:
+            self.error = "the session ended before it was ready"
+        if not ready:
+            self._settled.set()
+        return ready
+
+    async def _connect_and_serve(self, sink: StderrSink | None, started: float) -> bool:
+        if isinstance(self.spec, StdioServerSpec) and resolve_command(self.spec) is None:
+            raise FileNotFoundError(2, "command not found", self.spec.command)
+        budget = self.startup_budget_s
+        ready = False
+        with anyio.CancelScope(deadline=anyio.current_time() + budget) as connect_scope:
+            self._connect_scope = connect_scope
+            if self._stop_requested:
+                connect_scope.cancel()
+            async with self._client_for(sink) as client:
+                await self._discover(client)
+                connect_scope.deadline = math.inf
+                self._connect_scope = None
+                self._mark_ready(client, sink, time.perf_counter() - started)
+                ready = True
+                async with anyio.create_task_group() as watchers:
+                    watchers.start_soon(self._refresh_loop, client)
+                    if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                        watchers.start_soon(self._listen_loop, client)
+                    await self._wait_for(lambda: self._stop_requested or self._reconnect_requested or self._lost)
+                    watchers.cancel_scope.cancel()
+                if self._lost and not self._stop_requested:
+                    self.error = "connection lost: the server went away"
+                    if sink is not None and sink.last_line():
+                        self.error += f" (stderr: {sink.last_line()!r})"
+                self._client = None
+                if self.state is ConnectionState.READY:
+                    self._set_state(ConnectionState.STOPPING)
+        self._connect_scope = None
+        if connect_scope.cancelled_caught and not ready and not self._stop_requested:
+            raise TimeoutError(f"did not start within {budget:g} s")
+        return ready
+
+    def _client_for(self, sink: StderrSink | None) -> Client:
+        context = TransportContext(errlog=sink.file if sink is not None else None)
+        transport = self._watched(open_transport(self.spec, context))
+        return Client(
+            transport,
+            mode=self.spec.sdk_mode,  # type: ignore[arg-type]
+            client_info=CLIENT_INFO,
+            message_handler=self._on_message,
+            logging_callback=self._on_log,
+            cache=None,  # the catalog is our cache; stale SDK pages would only hide changes
+        )
+
+    @asynccontextmanager
+    async def _watched(self, transport: AbstractAsyncContextManager[Streams]) -> AsyncIterator[Streams]:
+        async with transport as (read, write):
+            yield _EofWatch(read, self._on_eof), write
+
+    def _on_eof(self) -> None:
+        self._lost = True
+        self._wake.set()
+
+    async def _drain(self, sink: StderrSink, drained: anyio.Event) -> None:
+        try:
+            await sink.drain()
+        finally:
+            drained.set()
+
+    async def _settle_stderr(self, sink: StderrSink, drained: anyio.Event) -> None:
+        """After the SDK closed the process: read its last words, then end whatever it left behind."""
+        with anyio.CancelScope(shield=True):
+            sink.close_write_end()
+            with anyio.move_on_after(STDERR_SETTLE_S):
+                await drained.wait()
+            stragglers = _processes.pids_holding_pipe(sink.pipe_inode)
+            if stragglers:
+                logger.warning("server %r left processes behind %s; terminating them", self.name, stragglers)
+                await _processes.terminate(stragglers)
+            self.pid = None
+
+    def _mark_ready(self, client: Client, sink: StderrSink | None, elapsed: float) -> None:
+        self._client = client
+        self.protocol_version = client.protocol_version
+        info = client.server_info
+        self.server_name = info.name if info else None
+        self.server_version = info.version if info else None
+        self.instructions = client.instructions
+        if sink is not None:
+            self.pid = _processes.group_leader(_processes.pids_holding_pipe(sink.pipe_inode))
+        self.startup_s = elapsed
+        self.error = None
+        self._set_state(ConnectionState.READY)
+        self._settled.set()
+        lst = self.listing
+        logger.info(
+            "server %r ready: %s, %d tools, %d prompts, %d resources, %d templates (%.2f s)",
+            self.name,
+            self.protocol_version,
+            len(lst.tools),
+            len(lst.prompts),
+            len(lst.resources),
+            len(lst.templates),
+            elapsed,
+        )
+
+    def _record_failure(self, exc: BaseException, *, ready: bool, started: float) -> None:
+        reason = describe_failure(exc)
+        tail = self._sink.tail if self._sink is not None else []
+        if tail:
+            reason += f" (stderr, last line: {tail[-1]!r})"
+        self.error = reason
+        if not ready and not self._stop_requested:
+            logger.warning(
+                "server %r failed to start after %.2f s: %s [%s]",
+                self.name,
+                time.perf_counter() - started,
+                reason,
+                self.spec.target,
+            )
+        logger.debug("server %r failure detail", self.name, exc_info=exc)
+
+    def _set_state(self, state: ConnectionState) -> None:
+        if state is self.state:
+            return
+        self.state = state
+        changed, self._state_changed = self._state_changed, anyio.Event()
+        changed.set()
+        if self._on_change is not None:
+            self._on_change(self)
+
+    def _empty_listing(self) -> ServerListing:
+        return ServerListing(
+            server=self.spec.name,
+            namespace=self.spec.namespace,
+            include_tools=self.spec.include_tools,
+            exclude_tools=self.spec.exclude_tools,
+        )
+
+    # -- discovery and change ---------------------------------------------------------------------------
+
+    async def _discover(self, client: Client, kinds: set[str] | None = None) -> None:
+        """List the given kinds (all by default), every page, and swap in a new listing."""
+        wanted = set(KINDS) if kinds is None else kinds
+        capabilities = client.server_capabilities
+        unknown = client.server_info is None and capabilities.tools is None  # a version pin: no handshake
+        offered = {
+            "tools": unknown or capabilities.tools is not None,
+            "prompts": unknown or capabilities.prompts is not None,
+            "resources": unknown or capabilities.resources is not None,
+            "templates": unknown or capabilities.resources is not None,
+        }
+        max_pages = self.settings.max_list_pages
+        found: dict[str, tuple[Any, ...]] = {}
+        warnings: list[str] = []
+
+        async def gather(kind: str, fetch: Callable[[str | None], Awaitable[Any]], items: Callable[[Any], Any]) -> None:
+            if kind not in wanted:
+                return
+            if not offered[kind]:
+                found[kind] = ()
+                return
+            try:
+                got, warning = await walk_pages(fetch, items, server=self.name, kind=kind, max_pages=max_pages)
+            except MCPError as exc:
+                if exc.code != types.METHOD_NOT_FOUND:
+                    raise
+                got, warning = [], None
+            found[kind] = tuple(got)
+            if warning:
+                warnings.append(warning)
+
+        await gather("tools", lambda c: client.list_tools(cursor=c), lambda p: p.tools)
+        await gather("prompts", lambda c: client.list_prompts(cursor=c), lambda p: p.prompts)
+        await gather("resources", lambda c: client.list_resources(cursor=c), lambda p: p.resources)
+        await gather("templates", lambda c: client.list_resource_templates(cursor=c), lambda p: p.resource_templates)
+        self.listing = replace(self.listing, **found)
+        if kinds is None:
+            self.warnings = warnings
+        else:
+            self.warnings = [w for w in self.warnings if not any(k in w for k in wanted)] + warnings
+
+    async def _refresh_loop(self, client: Client) -> None:
+        while True:
+            await self._refresh_wake.wait()
+            await anyio.sleep(REFRESH_DEBOUNCE_S)
+            kinds, self._refresh_kinds = self._refresh_kinds, set()
+            self._refresh_wake = anyio.Event()
+            if not kinds:
+                continue
+            try:
+                await self._discover(client, kinds)
+            except Exception as exc:  # boundary: a failed refresh keeps the previous listing
+                logger.warning("server %r: refreshing %s failed: %s", self.name, sorted(kinds), describe_failure(exc))
+                continue
+            logger.info(
+                "server %r lists changed (%s): %d tools", self.name, ", ".join(sorted(kinds)), len(self.listing.tools)
+            )
+            if self._on_change is not None:
+                self._on_change(self)
+
+    async def _listen_loop(self, client: Client) -> None:
+        """Modern servers push nothing; a `subscriptions/listen` stream brings their changes."""
+        try:
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as sub:
+                async for event in sub:
+                    if isinstance(event, ToolsListChanged):
+                        self.request_refresh({"tools"})
+                    elif isinstance(event, PromptsListChanged):
+                        self.request_refresh({"prompts"})
+                    elif isinstance(event, ResourcesListChanged):
+                        self.request_refresh({"resources", "templates"})
+        except (ListenNotSupportedError, SubscriptionLost, MCPError) as exc:
+            logger.debug("server %r: no change stream (%s)", self.name, exc)
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            logger.warning("server %r sent something unreadable: %s", self.name, str(message).splitlines()[0][:200])
+        elif isinstance(message, types.ToolListChangedNotification):
+            self.request_refresh({"tools"})
+        elif isinstance(message, types.PromptListChangedNotification):
+            self.request_refresh({"prompts"})
+        elif isinstance(message, types.ResourceListChangedNotification):
+            self.request_refresh({"resources", "templates"})
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        level = _LOG_LEVELS.get(params.level, logging.INFO)
+        logging.getLogger(f"mcpstation.server.{self.name}").log(level, "%s", params.data)
+
+
+_LOG_LEVELS = {
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "notice": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+    "critical": logging.CRITICAL,
+    "alert": logging.CRITICAL,
+    "emergency": logging.CRITICAL,
+}

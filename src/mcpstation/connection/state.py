@@ -1,0 +1,27 @@
+"""The lifecycle of one server connection."""
+
+from __future__ import annotations
+
+import enum
+
+
+class ConnectionState(enum.Enum):
+    """Where a connection is in its life; `repr` and `str` give the bare name."""
+
+    STARTING = "starting"
+    READY = "ready"
+    BACKING_OFF = "backing_off"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    FAILED = "failed"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_settled(self) -> bool:
+        """True once a start attempt has an outcome (up, failed or stopped)."""
+        return self is not ConnectionState.STARTING

@@ -1,0 +1,106 @@
+"""Transport factories keyed by the config's `transport`: each yields the SDK's two streams.
+
+We add factories, never framing: stdio, streamable HTTP and SSE are the SDK's own transports;
+WebSocket is ours (the SDK has none since 2.0).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import IO, Any
+
+import httpx2
+from mcp import StdioServerParameters
+from mcp.client.sse import sse_client
+from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+
+from mcpstation.config.models import (
+    ServerSpec,
+    SseServerSpec,
+    StdioServerSpec,
+    StreamableHttpServerSpec,
+    WebSocketServerSpec,
+)
+from mcpstation.connection._websocket import websocket_transport
+
+Streams = tuple[Any, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class TransportContext:
+    """What a factory may need beyond the spec."""
+
+    errlog: IO[str] | None = None
+
+
+TransportFactory = Callable[[Any, TransportContext], AbstractAsyncContextManager[Streams]]
+
+
+def child_environment(spec: StdioServerSpec) -> dict[str, str]:
+    """The SDK's allowlisted environment plus the server's own `env`, never the station's whole one."""
+    return get_default_environment() | {key: value.get_secret_value() for key, value in spec.env.items()}
+
+
+def resolve_command(spec: StdioServerSpec) -> str | None:
+    """The executable `spec.command` names, looked up on the child's PATH; None when missing."""
+    if os.sep in spec.command:
+        path = spec.command if os.path.isabs(spec.command) or spec.cwd is None else os.path.join(spec.cwd, spec.command)
+        return path if os.access(path, os.X_OK) else None
+    return shutil.which(spec.command, path=child_environment(spec).get("PATH"))
+
+
+def _stdio(spec: StdioServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+    params = StdioServerParameters(
+        command=spec.command, args=list(spec.args), env=child_environment(spec), cwd=spec.cwd
+    )
+    if context.errlog is None:
+        return stdio_client(params)
+    return stdio_client(params, errlog=context.errlog)
+
+
+def remote_headers(spec: StreamableHttpServerSpec | SseServerSpec | WebSocketServerSpec) -> dict[str, str]:
+    """Configured headers with secrets revealed, plus `Authorization` from a bearer token."""
+    headers = {key: value.get_secret_value() for key, value in spec.headers.items()}
+    token = getattr(spec, "bearer_token", None)
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token.get_secret_value()}"
+    return headers
+
+
+@asynccontextmanager
+async def _streamable_http(spec: StreamableHttpServerSpec, context: TransportContext) -> AsyncIterator[Streams]:
+    timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=spec.http_timeout_s or MCP_DEFAULT_SSE_READ_TIMEOUT)
+    async with httpx2.AsyncClient(headers=remote_headers(spec), timeout=timeout) as http:
+        async with streamable_http_client(spec.url, http_client=http) as streams:
+            yield streams
+
+
+def _sse(spec: SseServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+    return sse_client(
+        spec.url,
+        headers=remote_headers(spec),
+        sse_read_timeout=spec.http_timeout_s or MCP_DEFAULT_SSE_READ_TIMEOUT,
+    )
+
+
+def _websocket(spec: WebSocketServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+    return websocket_transport(spec.url, remote_headers(spec))
+
+
+TRANSPORT_FACTORIES: dict[str, TransportFactory] = {
+    "stdio": _stdio,
+    "streamable_http": _streamable_http,
+    "sse": _sse,
+    "websocket": _websocket,
+}
+
+
+def open_transport(spec: ServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+    """The transport for `spec`, chosen by its `transport` key."""
+    return TRANSPORT_FACTORIES[spec.transport](spec, context)

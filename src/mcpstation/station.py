@@ -1,0 +1,381 @@
+"""`Station`: many MCP servers, one catalog, calls routed to the right server.
+
+```python
+async with Station.from_file("mcpstation.toml") as station:
+    result = await station.call_tool("mcp_demo_add", {"a": 2, "b": 3})
+```
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import mcp_types as types
+from anyio.abc import TaskGroup
+from mcp.client.session import ProgressFnT
+
+from mcpstation.catalog import Catalog, CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool, ToolResult
+from mcpstation.config.loader import load_config
+from mcpstation.config.models import ServerSpec, StationConfig
+from mcpstation.connection import ConnectionState, ServerConnection
+from mcpstation.errors import CallError, ServerError, ServerUnavailable, ToolNotFound, UsageError
+
+logger = logging.getLogger(__name__)
+
+STOP_TIMEOUT_S = 15.0  # bound on closing every session and process at shutdown
+
+
+@dataclass(frozen=True, slots=True)
+class ServerStatus:
+    """One server as `status` shows it; never carries a secret."""
+
+    name: str
+    state: str
+    transport: str
+    target: str
+    protocol_version: str | None
+    server_name: str | None
+    server_version: str | None
+    tools: int
+    prompts: int
+    resources: int
+    templates: int
+    error: str | None
+    pid: int | None
+    startup_s: float | None
+    restarts: int
+    stderr_tail: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "state": self.state,
+            "transport": self.transport,
+            "target": self.target,
+            "protocol_version": self.protocol_version,
+            "server_name": self.server_name,
+            "server_version": self.server_version,
+            "tools": self.tools,
+            "prompts": self.prompts,
+            "resources": self.resources,
+            "templates": self.templates,
+            "error": self.error,
+            "pid": self.pid,
+            "startup_s": None if self.startup_s is None else round(self.startup_s, 3),
+            "restarts": self.restarts,
+            "stderr_tail": list(self.stderr_tail),
+            "warnings": list(self.warnings),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StationStatus:
+    servers: tuple[ServerStatus, ...]
+    conflicts: tuple[dict[str, Any], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"servers": [s.to_dict() for s in self.servers], "conflicts": list(self.conflicts)}
+
+
+class Station:
+    """The orchestrator: one supervised connection per server, one merged catalog.
+
+    Use it as an async context manager (in one task): entering starts every enabled server
+    concurrently and returns when all have settled or the overall start-up deadline passes;
+    leaving stops them all, processes included.
+    """
+
+    def __init__(self, config: StationConfig, *, on_change: Callable[[Station], None] | None = None) -> None:
+        self.config = config
+        self._connections: dict[str, ServerConnection] = {}
+        self._catalog = Catalog()
+        self._task_group: TaskGroup | None = None
+        self._accepting = False
+        self._on_change = on_change
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str]) -> Station:
+        """A station for the config file at `path` (TOML, JSON or YAML; format detected)."""
+        return cls(load_config(path))
+
+    # -- lifecycle -------------------------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        if self._task_group is not None:
+            raise UsageError("this Station is already running")
+        self._task_group = anyio.create_task_group()
+        await self._task_group.__aenter__()
+        try:
+            await self._start_all()
+        except BaseException:
+            await self._shutdown()
+            await self._task_group.__aexit__(None, None, None)
+            self._task_group = None
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        assert self._task_group is not None
+        try:
+            await self._shutdown()
+        finally:
+            task_group, self._task_group = self._task_group, None
+            await task_group.__aexit__(exc_type, exc, tb)
+
+    async def _start_all(self) -> None:
+        specs = [spec for spec in self.config.servers if spec.enabled] if self.config_enabled else []
+        for spec in specs:
+            self._launch(spec)
+        self._accepting = True
+        started = time.perf_counter()
+        deadline = self.config.station.startup_timeout_s
+        with anyio.move_on_after(deadline):
+            for connection in list(self._connections.values()):
+                await connection.settled.wait()
+        pending = [c.name for c in self._connections.values() if c.state is ConnectionState.STARTING]
+        if pending:
+            logger.warning(
+                "start-up deadline of %g s passed; still connecting in the background: %s",
+                deadline,
+                ", ".join(repr(name) for name in pending),
+            )
+        ready = sum(1 for c in self._connections.values() if c.is_ready)
+        logger.info(
+            "station up: %d of %d servers ready, %d tools (%.2f s)",
+            ready,
+            len(self._connections),
+            len(self._catalog.tools),
+            time.perf_counter() - started,
+        )
+
+    @property
+    def config_enabled(self) -> bool:
+        return getattr(self.config, "enabled", True)
+
+    def _launch(self, spec: ServerSpec) -> ServerConnection:
+        assert self._task_group is not None
+        connection = ServerConnection(spec, self.config.station, on_change=self._connection_changed)
+        self._connections[spec.name] = connection
+        self._task_group.start_soon(connection.run, name=f"mcpstation server {spec.name!r}")
+        return connection
+
+    async def _shutdown(self) -> None:
+        """Stop taking calls, then close every session and process concurrently, bounded."""
+        self._accepting = False
+        for connection in self._connections.values():
+            connection.stop()
+        with anyio.move_on_after(STOP_TIMEOUT_S) as scope:
+            for connection in list(self._connections.values()):
+                await connection.wait_stopped()
+        if scope.cancelled_caught and self._task_group is not None:
+            logger.warning("servers did not stop within %g s; cancelling their tasks", STOP_TIMEOUT_S)
+            self._task_group.cancel_scope.cancel()
+
+    def _connection_changed(self, connection: ServerConnection) -> None:
+        self._rebuild_catalog()
+        if self._on_change is not None:
+            self._on_change(self)
+
+    def _rebuild_catalog(self) -> None:
+        """Merge every ready server's listing in config order and swap the catalog atomically."""
+        listings = [c.listing for c in self._connections.values() if c.state is ConnectionState.READY]
+        settings = self.config.station
+        catalog = Catalog.build(listings, naming=settings.naming, reserved=settings.reserved_names)
+        known = {str(c) for c in self._catalog.conflicts}
+        for conflict in catalog.conflicts:
+            if str(conflict) not in known:
+                logger.warning("%s", conflict)
+        self._catalog = catalog
+
+    # -- what the station offers --------------------------------------------------------------------
+
+    @property
+    def catalog(self) -> Catalog:
+        """The current snapshot; hold on to it for a consistent view across several lookups."""
+        return self._catalog
+
+    @property
+    def tools(self) -> list[CatalogTool]:
+        return list(self._catalog.tools.values())
+
+    @property
+    def prompts(self) -> list[CatalogPrompt]:
+        return list(self._catalog.prompts.values())
+
+    @property
+    def resources(self) -> list[CatalogResource]:
+        return list(self._catalog.resources.values())
+
+    @property
+    def templates(self) -> list[CatalogTemplate]:
+        return list(self._catalog.templates.values())
+
+    @property
+    def connections(self) -> dict[str, ServerConnection]:
+        return dict(self._connections)
+
+    def connection(self, name: str) -> ServerConnection:
+        try:
+            return self._connections[name]
+        except KeyError:
+            known = ", ".join(repr(n) for n in self._connections) or "none"
+            raise ServerUnavailable(f"no server {name!r} in this station (servers: {known})", server=name) from None
+
+    def status(self) -> StationStatus:
+        servers = []
+        for spec in self.config.servers:
+            connection = self._connections.get(spec.name)
+            servers.append(_server_status(spec, connection))
+        return StationStatus(servers=tuple(servers), conflicts=tuple(c.to_dict() for c in self._catalog.conflicts))
+
+    # -- calls ------------------------------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: dict[str, Any] | None = None,
+        *,
+        timeout_s: float | None = None,
+        progress: ProgressFnT | None = None,
+    ) -> ToolResult:
+        """Call a tool by its public name; every failure comes back as `ToolResult(ok=False)`.
+
+        Raises:
+            UsageError: the station is not running (programming misuse).
+        """
+        self._require_running()
+        started = time.perf_counter()
+        entry = self._catalog.tools.get(name)
+        if entry is None:
+            return ToolResult.failure(name, str(ToolNotFound(name, self._catalog.suggest(name))))
+        connection = self._connections.get(entry.server)
+        if connection is None:
+            return ToolResult.failure(
+                name, f"server {entry.server!r} is not running", server=entry.server, tool=entry.tool
+            )
+        try:
+            raw = await connection.call_tool(entry.tool, arguments, timeout_s=timeout_s, progress=progress)
+        except (CallError, ServerError) as exc:
+            return ToolResult.failure(
+                name, str(exc), server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
+            )
+        return ToolResult.from_sdk(
+            raw, name=name, server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
+        )
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None, *, timeout_s: float | None = None
+    ) -> types.GetPromptResult:
+        """Get a prompt by its public name.
+
+        Raises:
+            ToolNotFound, ServerUnavailable, ConnectionLost, CallTimeout, RemoteError.
+        """
+        self._require_running()
+        entry = self._catalog.prompts.get(name)
+        if entry is None:
+            raise ToolNotFound(name, self._catalog.suggest(name, "prompt"), kind="prompt")
+        return await self.connection(entry.server).get_prompt(entry.prompt, arguments, timeout_s=timeout_s)
+
+    async def read_resource(self, uri: str, *, timeout_s: float | None = None) -> types.ReadResourceResult:
+        """Read a resource, routed to the server that lists it or whose template matches it.
+
+        Raises:
+            ToolNotFound, ServerUnavailable, ConnectionLost, CallTimeout, RemoteError.
+        """
+        self._require_running()
+        owner = self._catalog.resource_owner(uri)
+        if owner is None:
+            raise ToolNotFound(uri, kind="resource or template matching")
+        return await self.connection(owner).read_resource(uri, timeout_s=timeout_s)
+
+    async def reconnect(self, name: str | None = None, *, failed_only: bool = False) -> list[str]:
+        """Reconnect one server, or every server (only the failed ones with `failed_only`).
+
+        Returns the names asked to reconnect; waits until each has settled again.
+        """
+        self._require_running()
+        targets = [self.connection(name)] if name is not None else list(self._connections.values())
+        if failed_only:
+            targets = [c for c in targets if c.state in (ConnectionState.FAILED, ConnectionState.BACKING_OFF)]
+        for connection in targets:
+            connection.reconnect()
+        with anyio.move_on_after(self.config.station.startup_timeout_s):
+            for connection in targets:
+                await connection.wait_settled_after_reconnect()
+        return [c.name for c in targets]
+
+    def _require_running(self) -> None:
+        if self._task_group is None or not self._accepting:
+            raise UsageError("the station is not running: use `async with Station(...) as station:`")
+
+
+def _server_status(spec: ServerSpec, connection: ServerConnection | None) -> ServerStatus:
+    if connection is None:
+        state = "DISABLED" if not spec.enabled else "STOPPED"
+        return ServerStatus(
+            name=spec.name,
+            state=state,
+            transport=spec.transport,
+            target=_redacted_target(spec),
+            protocol_version=None,
+            server_name=None,
+            server_version=None,
+            tools=0,
+            prompts=0,
+            resources=0,
+            templates=0,
+            error=None,
+            pid=None,
+            startup_s=None,
+            restarts=0,
+            stderr_tail=(),
+            warnings=(),
+        )
+    listing = connection.listing
+    return ServerStatus(
+        name=spec.name,
+        state=str(connection.state),
+        transport=spec.transport,
+        target=_redacted_target(spec),
+        protocol_version=connection.protocol_version,
+        server_name=connection.server_name,
+        server_version=connection.server_version,
+        tools=len(listing.tools),
+        prompts=len(listing.prompts),
+        resources=len(listing.resources),
+        templates=len(listing.templates),
+        error=connection.error,
+        pid=connection.pid,
+        startup_s=connection.startup_s,
+        restarts=connection.restarts,
+        stderr_tail=tuple(connection.stderr_tail),
+        warnings=tuple(connection.warnings),
+    )
+
+
+def _redacted_target(spec: ServerSpec) -> str:
+    """The command line or URL with any userinfo or query secrets left out."""
+    target = spec.target
+    if "://" in target and "@" in target.split("://", 1)[1].split("/", 1)[0]:
+        scheme, rest = target.split("://", 1)
+        target = f"{scheme}://***@{rest.split('@', 1)[1]}"
+    return target
+
+
+def describe_servers(statuses: Sequence[ServerStatus]) -> str:
+    """A one-line summary: how many servers are in which state."""
+    counts: dict[str, int] = {}
+    for status in statuses:
+        counts[status.state] = counts.get(status.state, 0) + 1
+    return ", ".join(f"{n} {state.lower()}" for state, n in sorted(counts.items()))
