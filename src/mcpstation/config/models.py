@@ -29,6 +29,7 @@ class _ServerBase(_Frozen):
     """Fields every transport shares."""
 
     name: str = Field(min_length=1, description="The server's key; identity in the catalog.")
+    title: str | None = Field(default=None, description="A display name for people; never used as identity.")
     enabled: bool = True
     namespace: str | None = Field(default=None, description="Prefix used by the `namespace` naming mode.")
     include_tools: tuple[str, ...] = Field(default=(), description="Glob patterns; only matching tools.")
@@ -147,11 +148,67 @@ class StationSettings(_Frozen):
     max_list_pages: int = Field(default=DEFAULT_MAX_LIST_PAGES, ge=1, description="Bound on pages per list.")
 
 
+class RootSpec(_Frozen):
+    """One filesystem root offered to servers that ask for roots."""
+
+    uri: str = Field(min_length=1)
+    name: str | None = None
+    enabled: bool = True
+
+
+class SamplingSettings(_Frozen):
+    """Whether servers may ask the host's LLM to sample (`sampling/createMessage`)."""
+
+    enabled: bool = False
+    task_name: str | None = Field(default=None, description="The host model task that answers sampling.")
+    tool_support: bool = False
+
+
+class ElicitationSettings(_Frozen):
+    """Whether servers may ask the user for input, and in which modes."""
+
+    enabled: bool = False
+    allow_form: bool = True
+    allow_url: bool = False
+
+
+class HostSettings(_Frozen):
+    """The `[host]` table: client capabilities the station declares to servers."""
+
+    roots: tuple[RootSpec, ...] = ()
+    sampling: SamplingSettings = Field(default_factory=SamplingSettings)
+    elicitation: ElicitationSettings = Field(default_factory=ElicitationSettings)
+
+
+class PolicySettings(_Frozen):
+    """The `[policy]` table."""
+
+    allowed_dynamic_stdio_commands: tuple[str, ...] = Field(
+        default=(), description="Commands a server added at run time may use; empty allows none."
+    )
+    allowed_dynamic_url_prefixes: tuple[str, ...] = Field(
+        default=(), description="URL prefixes a server added at run time may use; empty allows none."
+    )
+    fetch_block_internal: bool = Field(default=True, description="Refuse fetches of internal addresses.")
+
+
+class PresetSettings(_Frozen):
+    """The `[presets]` table: built-in servers (kept, but not started by this release)."""
+
+    fetch_enabled: bool = False
+    fetch_user_agent: str | None = None
+    exa_enabled: bool = False
+
+
 class StationConfig(_Frozen):
     """Everything the station needs, validated once."""
 
+    enabled: bool = Field(default=True, description="When false the station starts no server.")
     station: StationSettings = Field(default_factory=StationSettings)
     servers: tuple[ServerSpec, ...] = ()
+    host: HostSettings = Field(default_factory=HostSettings)
+    policy: PolicySettings = Field(default_factory=PolicySettings)
+    presets: PresetSettings = Field(default_factory=PresetSettings)
     source: str | None = Field(default=None, description="The file this came from, for messages.")
 
     @field_validator("servers")

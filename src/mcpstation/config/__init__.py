@@ -1,0 +1,38 @@
+"""Configuration: typed, frozen models and the loaders that read every supported file shape."""
+
+from mcpstation.config.loader import default_config, load_config, parse_config, resolve_config_path
+from mcpstation.config.models import (
+    ElicitationSettings,
+    HostSettings,
+    PolicySettings,
+    PresetSettings,
+    RootSpec,
+    SamplingSettings,
+    ServerSpec,
+    SseServerSpec,
+    StationConfig,
+    StationSettings,
+    StdioServerSpec,
+    StreamableHttpServerSpec,
+    WebSocketServerSpec,
+)
+
+__all__ = [
+    "ElicitationSettings",
+    "HostSettings",
+    "PolicySettings",
+    "PresetSettings",
+    "RootSpec",
+    "SamplingSettings",
+    "ServerSpec",
+    "SseServerSpec",
+    "StationConfig",
+    "StationSettings",
+    "StdioServerSpec",
+    "StreamableHttpServerSpec",
+    "WebSocketServerSpec",
+    "default_config",
+    "load_config",
+    "parse_config",
+    "resolve_config_path",
+]

@@ -1,0 +1,39 @@
+"""Helpers for station tests: real servers as subprocesses, specs built from them."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+import pytest
+
+PY = sys.executable
+START_TIMEOUT_S = 60.0  # generous bound for any test's whole station start on a loaded 2-core machine
+
+
+def demo(name: str, *args: str, **fields: Any) -> dict[str, Any]:
+    """A stdio server entry running our demo server."""
+    return {"name": name, "command": PY, "args": ["-m", "mcpstation.testing.demo_server", *args], **fields}
+
+
+def paged(name: str, *args: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "command": PY, "args": ["-m", "mcpstation.testing.paged_server", *args], **fields}
+
+
+def chaos(name: str, mode: str, *args: str, **fields: Any) -> dict[str, Any]:
+    return {"name": name, "command": PY, "args": ["-m", "mcpstation.testing.chaos_server", mode, *args], **fields}
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def quiet_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MCPSTATION_CONFIG", raising=False)
+    os.environ.pop("MCPSTATION_CONFIG", None)
