@@ -130,7 +130,12 @@ class Station:
             await self._shutdown()
         finally:
             task_group, self._task_group = self._task_group, None
-            await task_group.__aexit__(exc_type, exc, tb)
+            # Our own tasks have stopped; hand the group only a cancellation, so the caller's
+            # exception reaches them as itself rather than inside an ExceptionGroup.
+            if exc is not None and isinstance(exc, anyio.get_cancelled_exc_class()):
+                await task_group.__aexit__(exc_type, exc, tb)
+            else:
+                await task_group.__aexit__(None, None, None)
 
     async def _start_all(self) -> None:
         specs = [spec for spec in self.config.servers if spec.enabled] if self.config_enabled else []

@@ -1,0 +1,174 @@
+"""The `mcpstation` command as a user runs it: real subprocesses, real servers, exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+PY = sys.executable
+TIMEOUT_S = 90
+
+
+def write_config(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "mcpstation.toml"
+    path.write_text(body)
+    return path
+
+
+DEMO = f"""
+[station]
+naming = "prefix"
+
+[servers.demo]
+command = "{PY}"
+args = ["-m", "mcpstation.testing.demo_server"]
+"""
+
+
+def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | (env or {})
+    return subprocess.run(
+        [PY, "-m", "mcpstation", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=TIMEOUT_S
+    )
+
+
+def test_tools_list_json_has_the_contract_fields(tmp_path: Path):
+    config = write_config(tmp_path, DEMO)
+    done = run("--config", str(config), "tools", "list", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    tools = json.loads(done.stdout)
+    add = next(t for t in tools if t["name"] == "mcp_demo_add")
+    assert add["server"] == "demo" and add["tool"] == "add"
+    assert add["description"] and add["input_schema"]["type"] == "object"
+
+
+def test_call_json_shape_and_exit_codes(tmp_path: Path):
+    config = write_config(tmp_path, DEMO)
+    ok = run("--config", str(config), "call", "mcp_demo_add", "--args", '{"a": 2, "b": 5}', "--json", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    data = json.loads(ok.stdout)
+    assert set(data) >= {"ok", "text", "content", "structured", "server", "tool", "duration_s", "error"}
+    assert data["ok"] is True and data["structured"] == {"result": 7}
+    failed = run("--config", str(config), "call", "mcp_demo_fail", "--args", '{"message": "nope"}', cwd=tmp_path)
+    assert failed.returncode == 4 and "nope" in failed.stdout
+    unknown = run("--config", str(config), "--json", "call", "mcp_demo_nothing", cwd=tmp_path)
+    assert unknown.returncode == 4 and json.loads(unknown.stdout)["ok"] is False
+    bad_args = run("--config", str(config), "call", "mcp_demo_add", "--args", "{not json", cwd=tmp_path)
+    assert bad_args.returncode == 2 and "not valid JSON" in bad_args.stderr
+
+
+def test_status_json_shape(tmp_path: Path):
+    config = write_config(tmp_path, DEMO)
+    done = run("--config", str(config), "status", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    status = json.loads(done.stdout)
+    [server] = status["servers"]
+    assert {"name", "state", "transport", "protocol_version", "tools", "prompts", "resources", "templates", "error"} <= set(server)
+    assert server["state"] == "READY" and server["tools"] == 12
+    assert status["conflicts"] == []
+
+
+def test_prompt_get_and_resource_read(tmp_path: Path):
+    config = write_config(tmp_path, DEMO)
+    prompt = run("--config", str(config), "prompt", "get", "mcp_demo_greet", "--args", '{"name": "Lin"}', cwd=tmp_path)
+    assert prompt.returncode == 0 and "Lin" in prompt.stdout
+    resource = run("--config", str(config), "resource", "read", "demo://notes/3", "--json", cwd=tmp_path)
+    assert resource.returncode == 0 and json.loads(resource.stdout)["contents"]
+    missing = run("--config", str(config), "resource", "read", "nowhere://x", cwd=tmp_path)
+    assert missing.returncode == 4
+
+
+def test_bad_config_exits_2_naming_file_line_and_key(tmp_path: Path):
+    config = write_config(tmp_path, DEMO + 'comand = "x"\n')
+    done = run("--config", str(config), "status", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "mcpstation.toml:" in done.stderr and "comand" in done.stderr and "command" in done.stderr
+
+
+def test_no_server_reachable_exits_3(tmp_path: Path):
+    config = write_config(tmp_path, '[servers.gone]\ncommand = "no-such-binary-for-mcpstation"\n')
+    done = run("--config", str(config), "tools", "list", cwd=tmp_path)
+    assert done.returncode == 3
+    assert "no server reachable" in done.stderr and "command not found" in done.stderr
+
+
+def test_config_is_found_in_the_working_directory_and_by_env(tmp_path: Path):
+    write_config(tmp_path, DEMO.replace("servers.demo", "servers.here"))
+    done = run("tools", "list", "--json", cwd=tmp_path)
+    assert done.returncode == 0 and any(t["server"] == "here" for t in json.loads(done.stdout))
+    elsewhere = tmp_path / "other.toml"
+    elsewhere.write_text(DEMO.replace("servers.demo", "servers.viaenv"))
+    done = run("tools", "list", "--json", cwd=tmp_path, env={"MCPSTATION_CONFIG": str(elsewhere)})
+    assert done.returncode == 0 and any(t["server"] == "viaenv" for t in json.loads(done.stdout))
+
+
+def test_default_config_starts_the_demo_server(tmp_path: Path):
+    done = run("tools", "list", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "mcp_demo_add" in {t["name"] for t in json.loads(done.stdout)}
+
+
+def test_up_stops_on_sigterm_with_no_child_left(tmp_path: Path):
+    config = write_config(tmp_path, DEMO)
+    env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"}
+    process = subprocess.Popen(
+        [PY, "-m", "mcpstation", "--config", str(config), "up"],
+        cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        children: list[int] = []
+        while time.monotonic() < deadline and not children:
+            time.sleep(0.2)
+            children = _children_of(process.pid)
+            if children and not _has_started(children):
+                children = []
+        assert children, "up never started its server"
+        time.sleep(1.0)
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    assert "server 'demo' ready" in err
+    assert not [pid for pid in children if _alive(pid)]
+
+
+def _children_of(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as stat:
+                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                continue
+    return found
+
+
+def _has_started(pids: list[int]) -> bool:
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmd:
+                if b"demo_server" in cmd.read():
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
