@@ -109,9 +109,7 @@ def everything_stdio_command() -> tuple[str, list[str], dict[str, str]] | None:
     return str(node_dir / "node"), [str(EVERYTHING_ENTRY), "stdio"], {"PATH": _path_env(node_dir)}
 
 
-def everything_http_command(
-    port: int, *, loopback_only: bool = True
-) -> tuple[str, list[str], dict[str, str]] | None:
+def everything_http_command(port: int, *, loopback_only: bool = True) -> tuple[str, list[str], dict[str, str]] | None:
     """(command, args, env) to start server-everything in streamableHttp mode on `port`.
 
     The endpoint is ``http://127.0.0.1:{port}/mcp``. When it is listening it prints

@@ -62,9 +62,7 @@ class MissingVariablesError(ConfigError):
     def __init__(self, names: Sequence[str], *, path: str | None = None) -> None:
         self.names = tuple(sorted(set(names)))
         listed = ", ".join(self.names)
-        super().__init__(
-            f"environment variable(s) not set: {listed}. Set them, or write ${{VAR:-default}}.", path=path
-        )
+        super().__init__(f"environment variable(s) not set: {listed}. Set them, or write ${{VAR:-default}}.", path=path)
 
 
 class ServerError(StationError):

@@ -1,0 +1,117 @@
+"""A stdio MCP server that misbehaves on purpose, one fault per MODE.
+
+    python -m mcpstation.testing.chaos_server MODE [--mb N] [--pidfile PATH]
+
+Always serves `ping_me` (→ "pong"). Modes:
+  crash-on-call       tool `boom` kills the process (exit 1) mid-call
+  hang-on-initialize  never answers anything: sleeps forever before serving
+  hang-on-call        tool `hang` never returns
+  exit-at-start       prints "fatal: missing API key" to stderr and exits 3
+  stderr-flood        writes 10 MB to stderr, then serves
+  garbage-stdout      prints non-JSON lines on stdout, then serves
+  big-result          tool `big` returns `--mb` MB of text (default 50)
+  grandchild          spawns `sleep 600` (its pid goes to `--pidfile`), then serves
+  ignore-sigterm      ignores SIGTERM, serves, and lingers after stdin closes: only SIGKILL ends it
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp.server.stdio import stdio_server
+
+MODES = (
+    "crash-on-call", "hang-on-initialize", "hang-on-call", "exit-at-start", "stderr-flood",
+    "garbage-stdout", "big-result", "grandchild", "ignore-sigterm",
+)  # fmt: skip
+FOREVER_S = 365 * 24 * 3600.0
+STDERR_FLOOD_BYTES = 10 * 1024 * 1024
+EXIT_AT_START_CODE = 3
+CRASH_EXIT_CODE = 1
+MODE_TOOLS = {"crash-on-call": "boom", "hang-on-call": "hang", "big-result": "big"}
+
+
+def _text(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
+
+
+def build_chaos_server(mode: str, big_mb: int) -> Server[Any]:
+    """A low-level server exposing `ping_me` plus the fault tool of `mode`, if it has one."""
+    names = ["ping_me", *([MODE_TOOLS[mode]] if mode in MODE_TOOLS else [])]
+    tools = [types.Tool(name=name, input_schema={"type": "object"}) for name in names]
+
+    async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in names:
+            return types.CallToolResult(content=[types.TextContent(type="text", text="Unknown tool")], is_error=True)
+        if params.name == "boom":
+            os._exit(CRASH_EXIT_CODE)
+        if params.name == "hang":
+            await anyio.sleep(FOREVER_S)
+        if params.name == "big":
+            return _text("x" * (big_mb * 1024 * 1024))
+        return _text("pong")
+
+    return Server("chaos", version="0.1.0", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+def _misbehave_at_start(mode: str, pidfile: Path | None) -> None:
+    if mode == "exit-at-start":
+        print("fatal: missing API key", file=sys.stderr, flush=True)
+        sys.exit(EXIT_AT_START_CODE)
+    if mode == "stderr-flood":
+        line = "chaos: " + "#" * 1016 + "\n"  # 1 KiB per line
+        for _ in range(STDERR_FLOOD_BYTES // len(line)):
+            sys.stderr.write(line)
+        sys.stderr.flush()
+    elif mode == "garbage-stdout":
+        sys.stdout.write("Starting chaos server...\nnot json {\n")
+        sys.stdout.flush()
+    elif mode == "grandchild":
+        # Detached from our pipes so only the orphaned process is the fault, not a held-open pipe.
+        child = subprocess.Popen(
+            ["sleep", "600"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        if pidfile is not None:
+            pidfile.write_text(f"{child.pid}\n")
+    elif mode == "ignore-sigterm":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+async def _serve(mode: str, big_mb: int) -> None:
+    if mode == "hang-on-initialize":
+        await anyio.sleep(FOREVER_S)
+    server = build_chaos_server(mode, big_mb)
+    async with stdio_server() as (read_stream, write_stream):
+        await server.run(read_stream, write_stream, server.create_initialization_options())
+    if mode == "ignore-sigterm":
+        await anyio.sleep(FOREVER_S)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m mcpstation.testing.chaos_server",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("mode", choices=MODES)
+    parser.add_argument("--mb", type=int, default=50, help="size of `big`'s result in MB (default 50)")
+    parser.add_argument("--pidfile", type=Path, help="where `grandchild` writes its child's pid")
+    args = parser.parse_args(argv)
+    _misbehave_at_start(args.mode, args.pidfile)
+    anyio.run(_serve, args.mode, args.mb)
+
+
+if __name__ == "__main__":
+    main()
