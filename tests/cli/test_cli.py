@@ -10,8 +10,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 PY = sys.executable
 TIMEOUT_S = 90
 
@@ -70,7 +68,17 @@ def test_status_json_shape(tmp_path: Path):
     assert done.returncode == 0, done.stderr
     status = json.loads(done.stdout)
     [server] = status["servers"]
-    assert {"name", "state", "transport", "protocol_version", "tools", "prompts", "resources", "templates", "error"} <= set(server)
+    assert {
+        "name",
+        "state",
+        "transport",
+        "protocol_version",
+        "tools",
+        "prompts",
+        "resources",
+        "templates",
+        "error",
+    } <= set(server)
     assert server["state"] == "READY" and server["tools"] == 12
     assert status["conflicts"] == []
 
@@ -133,7 +141,7 @@ def test_up_stops_on_sigterm_with_no_child_left(tmp_path: Path):
         assert children, "up never started its server"
         time.sleep(1.0)
         process.send_signal(signal.SIGTERM)
-        out, err = process.communicate(timeout=30)
+        _, err = process.communicate(timeout=30)
     finally:
         if process.poll() is None:
             process.kill()
