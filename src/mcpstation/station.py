@@ -22,6 +22,7 @@ from anyio.abc import TaskGroup
 from mcp.client.session import ProgressFnT
 
 from mcpstation.catalog import Catalog, CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool, ToolResult
+from mcpstation.catalog.results import content_size
 from mcpstation.config.loader import load_config
 from mcpstation.config.models import ServerSpec, StationConfig
 from mcpstation.connection import ConnectionState, ServerConnection
@@ -77,6 +78,31 @@ class ServerStatus:
 
 
 @dataclass(frozen=True, slots=True)
+class ReloadReport:
+    """What a reload did, by server name."""
+
+    added: tuple[str, ...]
+    removed: tuple[str, ...]
+    changed: tuple[str, ...]
+    unchanged: tuple[str, ...]
+
+    def __str__(self) -> str:
+        parts = [f"{label} {', '.join(names)}" for label, names in self._parts() if names]
+        return "; ".join(parts) or "nothing changed"
+
+    def _parts(self) -> list[tuple[str, tuple[str, ...]]]:
+        return [("added", self.added), ("removed", self.removed), ("restarted", self.changed)]
+
+    def to_dict(self) -> dict[str, list[str]]:
+        return {
+            "added": list(self.added),
+            "removed": list(self.removed),
+            "changed": list(self.changed),
+            "unchanged": list(self.unchanged),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class StationStatus:
     servers: tuple[ServerStatus, ...]
     conflicts: tuple[dict[str, Any], ...]
@@ -100,6 +126,7 @@ class Station:
         self._task_group: TaskGroup | None = None
         self._accepting = False
         self._on_change = on_change
+        self._reported_conflicts: set[tuple[str, str, str]] = set()
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Station:
@@ -138,8 +165,7 @@ class Station:
                 await task_group.__aexit__(None, None, None)
 
     async def _start_all(self) -> None:
-        specs = [spec for spec in self.config.servers if spec.enabled] if self.config_enabled else []
-        for spec in specs:
+        for spec in self._active_specs(self.config).values():
             self._launch(spec)
         self._accepting = True
         started = time.perf_counter()
@@ -162,10 +188,6 @@ class Station:
             len(self._catalog.tools),
             time.perf_counter() - started,
         )
-
-    @property
-    def config_enabled(self) -> bool:
-        return getattr(self.config, "enabled", True)
 
     def _launch(self, spec: ServerSpec) -> ServerConnection:
         assert self._task_group is not None
@@ -191,14 +213,62 @@ class Station:
         if self._on_change is not None:
             self._on_change(self)
 
+    async def reload(self, config: StationConfig) -> ReloadReport:
+        """Apply a new config: start added servers, stop removed ones, restart changed ones.
+
+        Unchanged servers keep their sessions and their calls in flight. Returns once the
+        started servers have settled or the start-up deadline passed.
+        """
+        self._require_running()
+        before = self._active_specs(self.config)
+        after = self._active_specs(config)
+        removed = [name for name in before if name not in after]
+        added = [name for name in after if name not in before]
+        changed = [name for name in after if name in before and after[name] != before[name]]
+        self.config = config
+        for name, connection in self._connections.items():
+            if name not in removed and name not in changed:
+                connection.settings = config.station
+        stopping = [self._connections.pop(name) for name in (*removed, *changed) if name in self._connections]
+        for connection in stopping:
+            connection.stop()
+        with anyio.move_on_after(STOP_TIMEOUT_S):
+            for connection in stopping:
+                await connection.wait_stopped()
+        launched = [self._launch(after[name]) for name in after if name in added or name in changed]
+        self._rebuild_catalog()
+        with anyio.move_on_after(config.station.startup_timeout_s):
+            for connection in launched:
+                await connection.settled.wait()
+        report = ReloadReport(
+            added=tuple(added),
+            removed=tuple(removed),
+            changed=tuple(changed),
+            unchanged=tuple(name for name in after if name not in added and name not in changed),
+        )
+        logger.info("reloaded: %s", report)
+        if self._on_change is not None:
+            self._on_change(self)
+        return report
+
+    def _active_specs(self, config: StationConfig) -> dict[str, ServerSpec]:
+        if not config.enabled:
+            return {}
+        return {spec.name: spec for spec in config.servers if spec.enabled}
+
     def _rebuild_catalog(self) -> None:
         """Merge every ready server's listing in config order and swap the catalog atomically."""
-        listings = [c.listing for c in self._connections.values() if c.state is ConnectionState.READY]
+        order = [spec.name for spec in self.config.servers]
+        ranked = sorted(
+            self._connections.values(), key=lambda c: order.index(c.name) if c.name in order else len(order)
+        )
+        listings = [c.listing for c in ranked if c.state is ConnectionState.READY]
         settings = self.config.station
         catalog = Catalog.build(listings, naming=settings.naming, reserved=settings.reserved_names)
-        known = {str(c) for c in self._catalog.conflicts}
         for conflict in catalog.conflicts:
-            if str(conflict) not in known:
+            key = (conflict.kind, conflict.name, conflict.server)
+            if key not in self._reported_conflicts:
+                self._reported_conflicts.add(key)
                 logger.warning("%s", conflict)
         self._catalog = catalog
 
@@ -274,9 +344,25 @@ class Station:
             return ToolResult.failure(
                 name, str(exc), server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
             )
-        return ToolResult.from_sdk(
+        result = ToolResult.from_sdk(
             raw, name=name, server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
         )
+        return self._bounded(result, connection)
+
+    def _bounded(self, result: ToolResult, connection: ServerConnection) -> ToolResult:
+        """Fail results over the hard cap; cut those over `max_result_bytes`, head and tail kept."""
+        settings = self.config.station
+        size = content_size(result.content)
+        if size > settings.hard_max_result_bytes:
+            return ToolResult.failure(
+                result.name,
+                f"the result of {result.tool!r} is {size} bytes, over the hard cap of "
+                f"{settings.hard_max_result_bytes} bytes; ask for less (a narrower query, a page, a range)",
+                server=result.server,
+                tool=result.tool,
+                duration_s=result.duration_s,
+            )
+        return result.capped(connection.spec.max_result_bytes or settings.max_result_bytes)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, *, timeout_s: float | None = None

@@ -180,3 +180,40 @@ def _alive(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def test_up_watch_reloads_only_what_changed(tmp_path: Path):
+    config = write_config(tmp_path, DEMO)
+    env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"}
+    log = tmp_path / "up.log"
+    with log.open("w") as sink:
+        process = subprocess.Popen(
+            [PY, "-m", "mcpstation", "--config", str(config), "up", "--watch"],
+            cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=sink, text=True,
+        )  # fmt: skip
+    try:
+        _wait_for_text(log, "server 'demo' ready")
+        time.sleep(1.1)  # a modification time the poller can tell apart
+        config.write_text(
+            DEMO + DEMO.replace('[station]\nnaming = "prefix"\n', "").replace("servers.demo", "servers.extra")
+        )
+        _wait_for_text(log, "config reloaded")
+        text = log.read_text()
+        assert "added extra" in text and "server 'extra' ready" in text
+        assert "restarted" not in text.split("config reloaded")[-1]
+        config.write_text(DEMO + "\n[servers.broken]\ncomand = 'x'\n")
+        _wait_for_text(log, "config change ignored")
+        assert "comand" in log.read_text()
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0
+
+
+def _wait_for_text(path: Path, text: str, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    while text not in path.read_text():
+        assert time.monotonic() < deadline, f"{text!r} not seen in:\n{path.read_text()}"
+        time.sleep(0.1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +24,14 @@ def paged(name: str, *args: str, **fields: Any) -> dict[str, Any]:
 
 def chaos(name: str, mode: str, *args: str, **fields: Any) -> dict[str, Any]:
     return {"name": name, "command": PY, "args": ["-m", "mcpstation.testing.chaos_server", mode, *args], **fields}
+
+
+TINY_SERVER = Path(__file__).resolve().parents[2] / "bench" / "servers" / "tiny_server.py"
+
+
+def tiny(name: str, *args: str, **fields: Any) -> dict[str, Any]:
+    """A stdio entry running the stdlib-only tiny server (handshake era, answers in microseconds)."""
+    return {"name": name, "command": PY, "args": [str(TINY_SERVER), *args], **fields}
 
 
 def pid_alive(pid: int) -> bool:

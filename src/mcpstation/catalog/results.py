@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mcp_types as types
@@ -56,6 +56,30 @@ class ToolResult:
             "error": self.error,
         }
 
+    def capped(self, max_bytes: int) -> ToolResult:
+        """This result with its content cut to about `max_bytes`, head and tail kept, marked.
+
+        Text is cut in the middle with a marker saying how much went; binary items that do not
+        fit are replaced by a marker naming their type and size.
+        """
+        size = content_size(self.content)
+        if size <= max_bytes:
+            return self
+        budget = max_bytes
+        kept: list[ContentBlock] = []
+        for block in self.content:
+            block_size = content_size((block,))
+            if block_size <= budget:
+                kept.append(block)
+                budget -= block_size
+            elif isinstance(block, types.TextContent) and budget > 256:
+                kept.append(types.TextContent(type="text", text=cut_middle(block.text, budget, max_bytes)))
+                budget = 0
+            else:
+                note = f"[{render_block(block)} omitted: over max_result_bytes={max_bytes}]"
+                kept.append(types.TextContent(type="text", text=note))
+        return replace(self, content=tuple(kept))
+
     @classmethod
     def failure(
         cls, name: str, error: str, *, server: str | None = None, tool: str | None = None, duration_s: float = 0.0
@@ -101,6 +125,31 @@ def render_block(block: ContentBlock) -> str:
         return f"[resource <{resource.uri}>]\n{resource.text}"
     mime = resource.mime_type or "application/octet-stream"
     return f"[resource <{resource.uri}>: {mime}, {_human_size(_decoded_size(resource.blob))}]"
+
+
+def content_size(content: tuple[ContentBlock, ...] | list[ContentBlock]) -> int:
+    """Bytes the content occupies as sent: text in UTF-8, binary as its base64 text."""
+    total = 0
+    for block in content:
+        if isinstance(block, types.TextContent):
+            total += len(block.text.encode())
+        elif isinstance(block, types.ImageContent | types.AudioContent):
+            total += len(block.data)
+        elif isinstance(block, types.EmbeddedResource):
+            resource = block.resource
+            total += len(resource.text.encode() if isinstance(resource, types.TextResourceContents) else resource.blob)
+        else:
+            total += len(block.uri) + len(block.name) + len(block.description or "")
+    return total
+
+
+def cut_middle(text: str, budget: int, max_bytes: int) -> str:
+    """Keep the head and tail of `text` within about `budget` bytes, with a marker between."""
+    data = text.encode()
+    half = max(0, budget // 2 - 64)
+    cut = len(data) - 2 * half
+    marker = f"\n[... {cut} bytes cut by mcpstation (max_result_bytes={max_bytes}) ...]\n"
+    return data[:half].decode(errors="ignore") + marker + data[len(data) - half :].decode(errors="ignore")
 
 
 def _decoded_size(data: str) -> int:

@@ -11,6 +11,7 @@ import signal
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -32,6 +33,7 @@ EXIT_USAGE = 2
 EXIT_NO_SERVER = 3
 EXIT_CALL_FAILED = 4
 LIVE_REFRESH_S = 0.5  # how often `up` redraws its table
+WATCH_POLL_S = 1.0  # how often `up --watch` looks at the config file's modification time
 
 T = TypeVar("T")
 
@@ -154,21 +156,54 @@ def _parse_args_json(raw: str | None, *, what: str) -> dict[str, Any]:
 
 
 @app.command()
-def up(json_output: JsonOption = False) -> None:
+def up(
+    watch: Annotated[bool, typer.Option("--watch", help="Reload when the config file changes.")] = False,
+    json_output: JsonOption = False,
+) -> None:
     """Start the station in the foreground until Ctrl-C or SIGTERM."""
     _configure_logging(logging.INFO)
     as_json = _wants_json(json_output)
+    watched = resolve_config_path(_globals.config_path) if watch else None
+    if watch and watched is None:
+        raise typer.BadParameter("--watch needs a config file (--config, MCPSTATION_CONFIG or ./mcpstation.toml)")
 
     async def body(station: Station) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with anyio.create_task_group() as tg:
                 tg.start_soon(_show_live, station, as_json)
+                if watched is not None:
+                    tg.start_soon(_watch_config, station, watched)
                 async for signum in signals:
                     logger.info("received %s; stopping", signal.Signals(signum).name)
                     break
                 tg.cancel_scope.cancel()
 
     _run(body, require_server=False)
+
+
+async def _watch_config(station: Station, path: Path) -> None:
+    """Poll the file's modification time; on a change, load it and reload what changed."""
+    last = _mtime(path)
+    while True:
+        await anyio.sleep(WATCH_POLL_S)
+        current = _mtime(path)
+        if current == last:
+            continue
+        last = current
+        try:
+            config = load_config(path)
+        except StationError as exc:  # boundary: a bad edit keeps the running config
+            logger.error("config change ignored: %s", exc)
+            continue
+        report = await station.reload(config)
+        logger.info("config reloaded from %s: %s", path, report)
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None
 
 
 async def _show_live(station: Station, as_json: bool) -> None:

@@ -19,6 +19,8 @@ DEFAULT_SERVER_STARTUP_TIMEOUT_S = 10.0
 DEFAULT_STARTUP_TIMEOUT_S = 30.0
 DEFAULT_CALL_TIMEOUT_S = 60.0
 DEFAULT_MAX_LIST_PAGES = 100
+DEFAULT_MAX_RESULT_BYTES = 256 * 1024  # what an LLM can sensibly read of one result
+DEFAULT_HARD_MAX_RESULT_BYTES = 32 * 1024 * 1024
 
 
 class _Frozen(BaseModel):
@@ -37,6 +39,7 @@ class _ServerBase(_Frozen):
     startup_timeout_s: float | None = Field(default=None, gt=0, description="Overrides the station default.")
     call_timeout_s: float | None = Field(default=None, gt=0, description="Overrides the station default.")
     protocol: ProtocolChoice = Field(default="auto", description="'auto', 'legacy' or a version to pin.")
+    max_result_bytes: int | None = Field(default=None, ge=1024, description="Overrides the station default.")
 
     @field_validator("protocol")
     @classmethod
@@ -146,6 +149,19 @@ class StationSettings(_Frozen):
     server_startup_timeout_s: float = Field(default=DEFAULT_SERVER_STARTUP_TIMEOUT_S, gt=0)
     call_timeout_s: float = Field(default=DEFAULT_CALL_TIMEOUT_S, gt=0)
     max_list_pages: int = Field(default=DEFAULT_MAX_LIST_PAGES, ge=1, description="Bound on pages per list.")
+    max_result_bytes: int = Field(
+        default=DEFAULT_MAX_RESULT_BYTES, ge=1024, description="Results over this are cut, head and tail kept."
+    )
+    hard_max_result_bytes: int = Field(
+        default=DEFAULT_HARD_MAX_RESULT_BYTES, ge=1024, description="A result over this fails the call."
+    )
+    max_consecutive_failures: int = Field(
+        default=5, ge=1, description="Restarts in a row before a server is FAILED (circuit open)."
+    )
+    restart_backoff_s: float = Field(default=0.5, gt=0, description="First restart delay; doubles each time.")
+    restart_backoff_max_s: float = Field(default=30.0, gt=0)
+    health_interval_s: float = Field(default=30.0, ge=0, description="Ping or discover this often; 0 turns it off.")
+    health_timeout_s: float = Field(default=10.0, gt=0)
 
 
 class RootSpec(_Frozen):

@@ -37,7 +37,7 @@ def _describe_leaf(exc: BaseException) -> str:
     if isinstance(exc, PermissionError):
         return f"permission denied: {exc.filename or exc}"
     if isinstance(exc, MCPError):
-        if exc.code == types.CONNECTION_CLOSED:
+        if exc.code == types.CONNECTION_CLOSED or is_session_gone(exc):
             return "the server closed the connection"
         return f"server error {exc.code}: {exc.error.message}"
     if isinstance(exc, httpx2.HTTPStatusError):
@@ -52,6 +52,12 @@ def _describe_leaf(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def is_session_gone(exc: MCPError) -> bool:
+    """The server no longer knows our session (it restarted): only a new session helps."""
+    message = exc.error.message.lower()
+    return exc.code == types.INVALID_REQUEST and ("session not found" in message or "session terminated" in message)
+
+
 @contextmanager
 def translate_call_errors(*, server: str, tool: str, timeout_s: float | None) -> Iterator[None]:
     """Map what the SDK raises from a request to `CallError`/`ServerError` subclasses."""
@@ -64,7 +70,7 @@ def translate_call_errors(*, server: str, tool: str, timeout_s: float | None) ->
                 tool=tool,
                 server=server,
             ) from exc
-        if exc.code == types.CONNECTION_CLOSED:
+        if exc.code == types.CONNECTION_CLOSED or is_session_gone(exc):
             raise ConnectionLost(
                 f"connection lost: server {server!r} went away while {tool!r} was running; the call was not retried",
                 server=server,
@@ -74,6 +80,10 @@ def translate_call_errors(*, server: str, tool: str, timeout_s: float | None) ->
             tool=tool,
             server=server,
             code=exc.code,
+        ) from exc
+    except TimeoutError as exc:
+        raise CallTimeout(
+            f"{tool!r} on server {server!r} did not answer within {timeout_s} s", tool=tool, server=server
         ) from exc
     except (httpx2.TransportError, OSError, EOFError) as exc:
         raise ConnectionLost(

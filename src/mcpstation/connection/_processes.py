@@ -22,14 +22,7 @@ def pids_holding_pipe(inode: int) -> list[int]:
     """Pids of live processes with the pipe `inode` open as fd 1 or 2 (Linux /proc)."""
     target = f"pipe:[{inode}]"
     found: list[int] = []
-    try:
-        entries = os.listdir(PROC)
-    except OSError:
-        return found
-    me = os.getpid()
-    for entry in entries:
-        if not entry.isdigit() or int(entry) == me:
-            continue
+    for entry in _all_pids():
         for fd in ("2", "1"):
             try:
                 if os.readlink(f"{PROC}/{entry}/fd/{fd}") == target:
@@ -38,6 +31,49 @@ def pids_holding_pipe(inode: int) -> list[int]:
             except OSError:
                 continue
     return sorted(found)
+
+
+def session_members(sid: int) -> list[int]:
+    """Pids of live processes in session `sid` (the server and whatever it spawned without `setsid`)."""
+    found = []
+    for pid in _all_pids():
+        with contextlib.suppress(OSError):
+            if os.getsid(pid) == sid and _exists(pid):
+                found.append(pid)
+    return found
+
+
+def descendants(root: int) -> list[int]:
+    """Pids of every live descendant of `root`, by parent links in /proc."""
+    children: dict[int, list[int]] = {}
+    for pid in _all_pids():
+        parent = _parent(pid)
+        if parent is not None:
+            children.setdefault(parent, []).append(pid)
+    found: list[int] = []
+    stack = [root]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def _all_pids() -> list[int]:
+    try:
+        entries = os.listdir(PROC)
+    except OSError:
+        return []
+    me = os.getpid()
+    return [int(e) for e in entries if e.isdigit() and int(e) != me]
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"{PROC}/{pid}/stat") as stat:
+            return int(stat.read().rsplit(")", 1)[-1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def group_leader(pids: list[int]) -> int | None:
@@ -66,6 +102,11 @@ def _signal(pid: int, sig: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
+
+
+def is_alive(pid: int) -> bool:
+    """True for a live (not zombie) process."""
+    return _exists(pid)
 
 
 def _exists(pid: int) -> bool:

@@ -34,17 +34,15 @@ from mcpstation.connection._stderr import StderrSink
 from mcpstation.connection.discovery import walk_pages
 from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import Streams, TransportContext, open_transport, resolve_command
-from mcpstation.errors import ServerUnavailable
+from mcpstation.errors import ConnectionLost, ServerUnavailable
 
 logger = logging.getLogger(__name__)
 
 CLIENT_INFO = types.Implementation(name="mcpstation", version="0.1.0")
 REFRESH_DEBOUNCE_S = 0.2  # list_changed notifications within this window cost one refresh
-BACKOFF_BASE_S = 0.5  # first restart delay after a crash
-BACKOFF_MAX_S = 30.0  # restart delays stop growing here
-BACKOFF_JITTER = 0.2  # +/- fraction of each delay, so restarts of many servers spread out
-MAX_CONSECUTIVE_FAILURES = 5  # then FAILED (circuit open) until reconnect() is asked for
+BACKOFF_JITTER = 0.2  # +/- fraction of each restart delay, so restarts of many servers spread out
 STDERR_SETTLE_S = 0.5  # time to collect a dead server's last stderr lines
+STABLE_SESSION_S = 30.0  # a session that lasted this long resets the consecutive-failure count
 KINDS = ("tools", "prompts", "resources", "templates")
 
 ChangeCallback = Callable[["ServerConnection"], None]
@@ -120,7 +118,11 @@ class ServerConnection:
         self._stop_requested = False
         self._reconnect_requested = False
         self._lost = False
+        self._lost_reason: str | None = None
         self._connect_scope: anyio.CancelScope | None = None
+        self._family: list[int] = []
+        self._ready_at: float | None = None
+        self._session_ready = False
         self._refresh_kinds: set[str] = set()
         self._refresh_wake = anyio.Event()
 
@@ -145,6 +147,12 @@ class ServerConnection:
         while not (seen_start and self.state not in (ConnectionState.STARTING, ConnectionState.STOPPING)):
             await self._state_changed.wait()
             seen_start = seen_start or self.state is ConnectionState.STARTING
+
+    async def wait_for_state(self, *states: ConnectionState) -> ConnectionState:
+        """Return the state once the connection is in one of `states` (bound it with a timeout)."""
+        while self.state not in states:
+            await self._state_changed.wait()
+        return self.state
 
     async def wait_stopped(self) -> None:
         """Return once the owner task has ended and its processes are gone."""
@@ -218,22 +226,41 @@ class ServerConnection:
         """
         client = self._require_client(f"call {tool!r}")
         timeout = timeout_s or self.call_timeout_s
-        with translate_call_errors(server=self.name, tool=tool, timeout_s=timeout):
-            return await client.call_tool(tool, arguments, read_timeout_seconds=timeout, progress_callback=progress)
+        try:
+            with translate_call_errors(server=self.name, tool=tool, timeout_s=timeout):
+                return await client.call_tool(tool, arguments, read_timeout_seconds=timeout, progress_callback=progress)
+        except ConnectionLost as exc:
+            self._session_lost(str(exc))
+            raise
 
     async def get_prompt(
         self, prompt: str, arguments: dict[str, str] | None, *, timeout_s: float | None = None
     ) -> types.GetPromptResult:
         client = self._require_client(f"get prompt {prompt!r}")
         timeout = timeout_s or self.call_timeout_s
-        with translate_call_errors(server=self.name, tool=prompt, timeout_s=timeout), anyio.fail_after(timeout):
-            return await client.get_prompt(prompt, arguments)
+        try:
+            with translate_call_errors(server=self.name, tool=prompt, timeout_s=timeout), anyio.fail_after(timeout):
+                return await client.get_prompt(prompt, arguments)
+        except ConnectionLost as exc:
+            self._session_lost(str(exc))
+            raise
 
     async def read_resource(self, uri: str, *, timeout_s: float | None = None) -> types.ReadResourceResult:
         client = self._require_client(f"read {uri!r}")
         timeout = timeout_s or self.call_timeout_s
-        with translate_call_errors(server=self.name, tool=uri, timeout_s=timeout), anyio.fail_after(timeout):
-            return await client.read_resource(uri)
+        try:
+            with translate_call_errors(server=self.name, tool=uri, timeout_s=timeout), anyio.fail_after(timeout):
+                return await client.read_resource(uri)
+        except ConnectionLost as exc:
+            self._session_lost(str(exc))
+            raise
+
+    def _session_lost(self, reason: str) -> None:
+        """A request proved the session dead: let the owner task recycle it."""
+        if self.state is ConnectionState.READY and not self._lost:
+            self._lost_reason = reason
+            self._lost = True
+            self._wake.set()
 
     # -- the owner task ------------------------------------------------------------------------------
 
@@ -250,11 +277,11 @@ class ServerConnection:
                 if self._reconnect_requested:
                     self._reconnect_requested = False
                     continue
-                if became_ready:
-                    self.consecutive_failures = 1  # it was up, then died: first failure of a new run
+                if became_ready and self._ready_for_s() >= STABLE_SESSION_S:
+                    self.consecutive_failures = 1  # it ran well for a while: a fresh run of failures
                 else:
                     self.consecutive_failures += 1
-                if not ever_ready or self.consecutive_failures >= MAX_CONSECUTIVE_FAILURES:
+                if not ever_ready or self.consecutive_failures >= self.settings.max_consecutive_failures:
                     self._set_state(ConnectionState.FAILED)
                     await self._wait_for(lambda: self._stop_requested or self._reconnect_requested)
                     self._reconnect_requested = False
@@ -267,7 +294,7 @@ class ServerConnection:
                     self.error,
                     delay,
                     self.consecutive_failures,
-                    MAX_CONSECUTIVE_FAILURES,
+                    self.settings.max_consecutive_failures,
                 )
                 await self._wait_for(lambda: self._stop_requested or self._reconnect_requested, delay)
                 self._reconnect_requested = False
@@ -278,8 +305,14 @@ class ServerConnection:
             self._settled.set()
             self._stopped.set()
 
+    def _ready_for_s(self) -> float:
+        return 0.0 if self._ready_at is None else time.monotonic() - self._ready_at
+
     def _backoff_delay(self) -> float:
-        delay = min(BACKOFF_MAX_S, BACKOFF_BASE_S * 2 ** max(0, self.consecutive_failures - 1))
+        settings = self.settings
+        delay = min(
+            settings.restart_backoff_max_s, settings.restart_backoff_s * 2 ** max(0, self.consecutive_failures - 1)
+        )
         return delay * random.uniform(1 - BACKOFF_JITTER, 1 + BACKOFF_JITTER)
 
     async def _wait_for(self, condition: Callable[[], bool], timeout_s: float = math.inf) -> None:
@@ -291,7 +324,8 @@ class ServerConnection:
     async def _session_once(self) -> bool:
         """One session from spawn/connect to close; returns whether it became READY."""
         self._lost = False
-        ready = False
+        self._lost_reason = None
+        self._session_ready = False
         started = time.perf_counter()
         sink = StderrSink(self.name) if isinstance(self.spec, StdioServerSpec) else None
         self._sink = sink
@@ -301,9 +335,9 @@ class ServerConnection:
                 if sink is not None:
                     helpers.start_soon(self._drain, sink, drained)
                 try:
-                    ready = await self._connect_and_serve(sink, started)
+                    await self._connect_and_serve(sink, started)
                 except Exception as exc:  # boundary: one server's failure never reaches the station
-                    self._record_failure(exc, ready=ready, started=started)
+                    self._record_failure(exc, ready=self._session_ready, started=started)
                 finally:
                     self._client = None
                     if sink is not None:
@@ -314,17 +348,15 @@ class ServerConnection:
                 self._last_stderr = sink.tail
                 sink.close()
                 self._sink = None
-        if not ready and self.error is None and not self._stop_requested:
+        if not self._session_ready and self.error is None and not self._stop_requested:
             self.error = "the session ended before it was ready"
-        if not ready:
-            self._settled.set()
-        return ready
+        self._settled.set()
+        return self._session_ready
 
-    async def _connect_and_serve(self, sink: StderrSink | None, started: float) -> bool:
+    async def _connect_and_serve(self, sink: StderrSink | None, started: float) -> None:
         if isinstance(self.spec, StdioServerSpec) and resolve_command(self.spec) is None:
             raise FileNotFoundError(2, "command not found", self.spec.command)
         budget = self.startup_budget_s
-        ready = False
         with anyio.CancelScope(deadline=anyio.current_time() + budget) as connect_scope:
             self._connect_scope = connect_scope
             if self._stop_requested:
@@ -334,24 +366,25 @@ class ServerConnection:
                 connect_scope.deadline = math.inf
                 self._connect_scope = None
                 self._mark_ready(client, sink, time.perf_counter() - started)
-                ready = True
                 async with anyio.create_task_group() as watchers:
                     watchers.start_soon(self._refresh_loop, client)
+                    if self.settings.health_interval_s > 0:
+                        watchers.start_soon(self._health_loop, client)
                     if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
                         watchers.start_soon(self._listen_loop, client)
                     await self._wait_for(lambda: self._stop_requested or self._reconnect_requested or self._lost)
                     watchers.cancel_scope.cancel()
+                self._family = self._process_family()
                 if self._lost and not self._stop_requested:
-                    self.error = "connection lost: the server went away"
+                    self.error = self._lost_reason or "connection lost: the server went away"
                     if sink is not None and sink.last_line():
                         self.error += f" (stderr: {sink.last_line()!r})"
                 self._client = None
                 if self.state is ConnectionState.READY:
                     self._set_state(ConnectionState.STOPPING)
         self._connect_scope = None
-        if connect_scope.cancelled_caught and not ready and not self._stop_requested:
+        if connect_scope.cancelled_caught and not self._session_ready and not self._stop_requested:
             raise TimeoutError(f"did not start within {budget:g} s")
-        return ready
 
     def _client_for(self, sink: StderrSink | None) -> Client:
         context = TransportContext(errlog=sink.file if sink is not None else None)
@@ -386,11 +419,21 @@ class ServerConnection:
             sink.close_write_end()
             with anyio.move_on_after(STDERR_SETTLE_S):
                 await drained.wait()
-            stragglers = _processes.pids_holding_pipe(sink.pipe_inode)
+            family = set(self._family) | set(_processes.pids_holding_pipe(sink.pipe_inode))
+            if self.pid is not None:
+                family |= set(_processes.session_members(self.pid))
+            stragglers = sorted(pid for pid in family if _processes.is_alive(pid))
             if stragglers:
                 logger.warning("server %r left processes behind %s; terminating them", self.name, stragglers)
                 await _processes.terminate(stragglers)
             self.pid = None
+            self._family = []
+
+    def _process_family(self) -> list[int]:
+        """Everything the server started, found while it still runs (for the stop that follows)."""
+        if self.pid is None:
+            return []
+        return sorted({self.pid, *_processes.descendants(self.pid), *_processes.session_members(self.pid)})
 
     def _mark_ready(self, client: Client, sink: StderrSink | None, elapsed: float) -> None:
         self._client = client
@@ -402,6 +445,8 @@ class ServerConnection:
         if sink is not None:
             self.pid = _processes.group_leader(_processes.pids_holding_pipe(sink.pipe_inode))
         self.startup_s = elapsed
+        self._ready_at = time.monotonic()
+        self._session_ready = True
         self.error = None
         self._set_state(ConnectionState.READY)
         self._settled.set()
@@ -422,7 +467,7 @@ class ServerConnection:
         tail = self._sink.tail if self._sink is not None else []
         if tail:
             reason += f" (stderr, last line: {tail[-1]!r})"
-        self.error = reason
+        self.error = reason if not ready else f"connection lost: {reason}"
         if not ready and not self._stop_requested:
             logger.warning(
                 "server %r failed to start after %.2f s: %s [%s]",
@@ -502,7 +547,8 @@ class ServerConnection:
             if not kinds:
                 continue
             try:
-                await self._discover(client, kinds)
+                with anyio.fail_after(self.call_timeout_s):
+                    await self._discover(client, kinds)
             except Exception as exc:  # boundary: a failed refresh keeps the previous listing
                 logger.warning("server %r: refreshing %s failed: %s", self.name, sorted(kinds), describe_failure(exc))
                 continue
@@ -511,6 +557,26 @@ class ServerConnection:
             )
             if self._on_change is not None:
                 self._on_change(self)
+
+    async def _health_loop(self, client: Client) -> None:
+        """Ping (legacy) or discover (modern) periodically; a server that stops answering is recycled."""
+        modern = self.protocol_version in MODERN_PROTOCOL_VERSIONS
+        while True:
+            await anyio.sleep(self.settings.health_interval_s)
+            try:
+                with anyio.fail_after(self.settings.health_timeout_s):
+                    if modern:
+                        await client.session.discover()
+                    else:
+                        await client.send_ping()
+            except MCPError as exc:
+                if exc.code == types.METHOD_NOT_FOUND:
+                    continue  # answering at all is healthy
+                self._session_lost(f"health check failed: {describe_failure(exc)}")
+                return
+            except Exception as exc:  # boundary: any failure of the probe means an unhealthy server
+                self._session_lost(f"health check failed: {describe_failure(exc) or 'no answer'}")
+                return
 
     async def _listen_loop(self, client: Client) -> None:
         """Modern servers push nothing; a `subscriptions/listen` stream brings their changes."""

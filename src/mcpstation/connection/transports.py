@@ -57,7 +57,11 @@ def resolve_command(spec: StdioServerSpec) -> str | None:
 
 def _stdio(spec: StdioServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
     params = StdioServerParameters(
-        command=spec.command, args=list(spec.args), env=child_environment(spec), cwd=spec.cwd
+        command=spec.command,
+        args=list(spec.args),
+        env=child_environment(spec),
+        cwd=spec.cwd,
+        encoding_error_handler="replace",  # invalid UTF-8 on stdout must not kill the reader
     )
     if context.errlog is None:
         return stdio_client(params)

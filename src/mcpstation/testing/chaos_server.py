@@ -12,11 +12,17 @@ Always serves `ping_me` (→ "pong"). Modes:
   big-result          tool `big` returns `--mb` MB of text (default 50)
   grandchild          spawns `sleep 600` (its pid goes to `--pidfile`), then serves
   ignore-sigterm      ignores SIGTERM, serves, and lingers after stdin closes: only SIGKILL ends it
+  escaped-grandchild  like grandchild, but the child leaves the session and process group (setsid)
+  invalid-utf8        writes a line of invalid UTF-8 on stdout, then serves
+  wrong-ids           writes responses to ids never asked for (twice each), then serves
+  flood               tool `flood` sends `--count` tools/list_changed and log notifications and pings
+                      the client as often; tool `list_count` says how many tools/list requests came in
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import subprocess
@@ -31,25 +37,33 @@ from mcp.server.stdio import stdio_server
 
 MODES = (
     "crash-on-call", "hang-on-initialize", "hang-on-call", "exit-at-start", "stderr-flood",
-    "garbage-stdout", "big-result", "grandchild", "ignore-sigterm",
+    "garbage-stdout", "big-result", "grandchild", "ignore-sigterm", "escaped-grandchild", "invalid-utf8",
+    "wrong-ids", "flood",
 )  # fmt: skip
 FOREVER_S = 365 * 24 * 3600.0
 STDERR_FLOOD_BYTES = 10 * 1024 * 1024
 EXIT_AT_START_CODE = 3
 CRASH_EXIT_CODE = 1
-MODE_TOOLS = {"crash-on-call": "boom", "hang-on-call": "hang", "big-result": "big"}
+MODE_TOOLS = {
+    "crash-on-call": ["boom"],
+    "hang-on-call": ["hang"],
+    "big-result": ["big"],
+    "flood": ["flood", "list_count"],
+}
 
 
 def _text(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)])
 
 
-def build_chaos_server(mode: str, big_mb: int) -> Server[Any]:
-    """A low-level server exposing `ping_me` plus the fault tool of `mode`, if it has one."""
-    names = ["ping_me", *([MODE_TOOLS[mode]] if mode in MODE_TOOLS else [])]
+def build_chaos_server(mode: str, big_mb: int, count: int = 100) -> Server[Any]:
+    """A low-level server exposing `ping_me` plus the fault tools of `mode`, if it has any."""
+    names = ["ping_me", *MODE_TOOLS.get(mode, [])]
     tools = [types.Tool(name=name, input_schema={"type": "object"}) for name in names]
+    list_requests = [0]
 
     async def list_tools(ctx: ServerRequestContext[Any], params: Any) -> types.ListToolsResult:
+        list_requests[0] += 1
         return types.ListToolsResult(tools=tools)
 
     async def call_tool(ctx: ServerRequestContext[Any], params: types.CallToolRequestParams) -> types.CallToolResult:
@@ -61,6 +75,15 @@ def build_chaos_server(mode: str, big_mb: int) -> Server[Any]:
             await anyio.sleep(FOREVER_S)
         if params.name == "big":
             return _text("x" * (big_mb * 1024 * 1024))
+        if params.name == "list_count":
+            return _text(str(list_requests[0]))
+        if params.name == "flood":
+            for i in range(count):
+                await ctx.session.send_tool_list_changed()
+                await ctx.session.send_log_message(level="info", data=f"flood {i}")
+            for _ in range(count // 10):
+                await ctx.session.send_ping()
+            return _text(f"flooded {count}")
         return _text("pong")
 
     return Server("chaos", version="0.1.0", on_list_tools=list_tools, on_call_tool=call_tool)
@@ -85,14 +108,31 @@ def _misbehave_at_start(mode: str, pidfile: Path | None) -> None:
         )
         if pidfile is not None:
             pidfile.write_text(f"{child.pid}\n")
+    elif mode == "escaped-grandchild":
+        child = subprocess.Popen(
+            ["sleep", "600"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        if pidfile is not None:
+            pidfile.write_text(f"{child.pid}\n")
+    elif mode == "invalid-utf8":
+        sys.stdout.buffer.write(b"\xff\xfe not utf-8 \xc3\x28\n")
+        sys.stdout.flush()
+    elif mode == "wrong-ids":
+        for request_id in (424242, 424242, "nobody-asked"):
+            sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": request_id, "result": {}}) + "\n")
+        sys.stdout.flush()
     elif mode == "ignore-sigterm":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-async def _serve(mode: str, big_mb: int) -> None:
+async def _serve(mode: str, big_mb: int, count: int) -> None:
     if mode == "hang-on-initialize":
         await anyio.sleep(FOREVER_S)
-    server = build_chaos_server(mode, big_mb)
+    server = build_chaos_server(mode, big_mb, count)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
     if mode == "ignore-sigterm":
@@ -108,9 +148,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("mode", choices=MODES)
     parser.add_argument("--mb", type=int, default=50, help="size of `big`'s result in MB (default 50)")
     parser.add_argument("--pidfile", type=Path, help="where `grandchild` writes its child's pid")
+    parser.add_argument("--count", type=int, default=100, help="notifications `flood` sends (default 100)")
     args = parser.parse_args(argv)
     _misbehave_at_start(args.mode, args.pidfile)
-    anyio.run(_serve, args.mode, args.mb)
+    anyio.run(_serve, args.mode, args.mb, args.count)
 
 
 if __name__ == "__main__":
