@@ -25,7 +25,7 @@ from mcpstation.catalog import Catalog, CatalogPrompt, CatalogResource, CatalogT
 from mcpstation.catalog.results import content_size
 from mcpstation.config.loader import load_config
 from mcpstation.config.models import ServerSpec, StationConfig
-from mcpstation.connection import ConnectionState, ServerConnection
+from mcpstation.connection import NO_HOOKS, ConnectionState, ServerConnection, SessionHooks
 from mcpstation.errors import CallError, ServerError, ServerUnavailable, ToolNotFound, UsageError
 
 logger = logging.getLogger(__name__)
@@ -119,8 +119,15 @@ class Station:
     leaving stops them all, processes included.
     """
 
-    def __init__(self, config: StationConfig, *, on_change: Callable[[Station], None] | None = None) -> None:
+    def __init__(
+        self,
+        config: StationConfig,
+        *,
+        hooks: SessionHooks = NO_HOOKS,
+        on_change: Callable[[Station], None] | None = None,
+    ) -> None:
         self.config = config
+        self.hooks = hooks
         self._connections: dict[str, ServerConnection] = {}
         self._catalog = Catalog()
         self._task_group: TaskGroup | None = None
@@ -191,7 +198,7 @@ class Station:
 
     def _launch(self, spec: ServerSpec) -> ServerConnection:
         assert self._task_group is not None
-        connection = ServerConnection(spec, self.config.station, on_change=self._connection_changed)
+        connection = ServerConnection(spec, self.config.station, on_change=self._connection_changed, hooks=self.hooks)
         self._connections[spec.name] = connection
         self._task_group.start_soon(connection.run, name=f"mcpstation server {spec.name!r}")
         return connection

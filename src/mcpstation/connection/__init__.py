@@ -2,13 +2,16 @@
 
 from mcpstation.connection.connection import ServerConnection
 from mcpstation.connection.discovery import walk_pages
+from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import TRANSPORT_FACTORIES, TransportContext, open_transport
 
 __all__ = [
+    "NO_HOOKS",
     "TRANSPORT_FACTORIES",
     "ConnectionState",
     "ServerConnection",
+    "SessionHooks",
     "TransportContext",
     "open_transport",
     "walk_pages",

@@ -32,6 +32,7 @@ from mcpstation.connection import _processes
 from mcpstation.connection._errors import describe_failure, translate_call_errors
 from mcpstation.connection._stderr import StderrSink
 from mcpstation.connection.discovery import walk_pages
+from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import Streams, TransportContext, open_transport, resolve_command
 from mcpstation.errors import ConnectionLost, ServerUnavailable
@@ -92,8 +93,16 @@ class _EofWatch:
 class ServerConnection:
     """One server: its lifecycle state, its last listing, and the calls routed to it."""
 
-    def __init__(self, spec: ServerSpec, settings: StationSettings, *, on_change: ChangeCallback | None = None) -> None:
+    def __init__(
+        self,
+        spec: ServerSpec,
+        settings: StationSettings,
+        *,
+        on_change: ChangeCallback | None = None,
+        hooks: SessionHooks = NO_HOOKS,
+    ) -> None:
         self.spec = spec
+        self.hooks = hooks
         self.settings = settings
         self.state = ConnectionState.STARTING
         self.error: str | None = None
@@ -387,15 +396,17 @@ class ServerConnection:
             raise TimeoutError(f"did not start within {budget:g} s")
 
     def _client_for(self, sink: StderrSink | None) -> Client:
-        context = TransportContext(errlog=sink.file if sink is not None else None)
+        context = TransportContext(errlog=sink.file if sink is not None else None, auth=self.hooks.http_auth(self.spec))
         transport = self._watched(open_transport(self.spec, context))
+        kwargs: dict[str, Any] = {"logging_callback": self._on_log}
+        kwargs.update(self.hooks.client_kwargs(self.spec))
         return Client(
             transport,
             mode=self.spec.sdk_mode,  # type: ignore[arg-type]
             client_info=CLIENT_INFO,
             message_handler=self._on_message,
-            logging_callback=self._on_log,
             cache=None,  # the catalog is our cache; stale SDK pages would only hide changes
+            **kwargs,
         )
 
     @asynccontextmanager

@@ -37,6 +37,7 @@ class TransportContext:
     """What a factory may need beyond the spec."""
 
     errlog: IO[str] | None = None
+    auth: httpx2.Auth | None = None  # an OAuth provider for HTTP transports
 
 
 TransportFactory = Callable[[Any, TransportContext], AbstractAsyncContextManager[Streams]]
@@ -80,7 +81,7 @@ def remote_headers(spec: StreamableHttpServerSpec | SseServerSpec | WebSocketSer
 @asynccontextmanager
 async def _streamable_http(spec: StreamableHttpServerSpec, context: TransportContext) -> AsyncIterator[Streams]:
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=spec.http_timeout_s or MCP_DEFAULT_SSE_READ_TIMEOUT)
-    async with httpx2.AsyncClient(headers=remote_headers(spec), timeout=timeout) as http:
+    async with httpx2.AsyncClient(headers=remote_headers(spec), timeout=timeout, auth=context.auth) as http:
         async with streamable_http_client(spec.url, http_client=http) as streams:
             yield streams
 
@@ -90,6 +91,7 @@ def _sse(spec: SseServerSpec, context: TransportContext) -> AbstractAsyncContext
         spec.url,
         headers=remote_headers(spec),
         sse_read_timeout=spec.http_timeout_s or MCP_DEFAULT_SSE_READ_TIMEOUT,
+        auth=context.auth,
     )
 
 
