@@ -13,7 +13,8 @@ StationError                      exit_code 1
 │   ├── ToolNotFound (.suggestions)       4
 │   ├── CallTimeout                       4
 │   └── RemoteError (.code)               4   the server answered with a JSON-RPC error
-└── UsageError                            2   the caller misused the API or CLI
+├── UsageError                            2   the caller misused the API or CLI
+└── StoreError                            1   the store (database) refused or failed a change
 ```
 
 Tool calls never raise these to the LLM: `Station.call_tool` turns them into a `ToolResult`
@@ -121,3 +122,9 @@ class RemoteError(CallError):
     def __init__(self, message: str, *, tool: str, server: str | None = None, code: int | None = None) -> None:
         self.code = code
         super().__init__(message, tool=tool, server=server)
+
+
+class StoreError(StationError):
+    """The store refused a change (a duplicate, a missing row) or its database failed."""
+
+    exit_code = 1

@@ -130,6 +130,7 @@ class Station:
         self.hooks = hooks
         self._connections: dict[str, ServerConnection] = {}
         self._catalog = Catalog()
+        self._catalog_dirty = False
         self._task_group: TaskGroup | None = None
         self._accepting = False
         self._on_change = on_change
@@ -192,7 +193,7 @@ class Station:
             "station up: %d of %d servers ready, %d tools (%.2f s)",
             ready,
             len(self._connections),
-            len(self._catalog.tools),
+            len(self.catalog.tools),
             time.perf_counter() - started,
         )
 
@@ -216,7 +217,8 @@ class Station:
             self._task_group.cancel_scope.cancel()
 
     def _connection_changed(self, connection: ServerConnection) -> None:
-        self._rebuild_catalog()
+        # Rebuilt on the next read: a burst of changes (twenty servers coming up) costs one merge.
+        self._catalog_dirty = True
         if self._on_change is not None:
             self._on_change(self)
 
@@ -278,29 +280,32 @@ class Station:
                 self._reported_conflicts.add(key)
                 logger.warning("%s", conflict)
         self._catalog = catalog
+        self._catalog_dirty = False
 
     # -- what the station offers --------------------------------------------------------------------
 
     @property
     def catalog(self) -> Catalog:
         """The current snapshot; hold on to it for a consistent view across several lookups."""
+        if self._catalog_dirty:
+            self._rebuild_catalog()
         return self._catalog
 
     @property
     def tools(self) -> list[CatalogTool]:
-        return list(self._catalog.tools.values())
+        return list(self.catalog.tools.values())
 
     @property
     def prompts(self) -> list[CatalogPrompt]:
-        return list(self._catalog.prompts.values())
+        return list(self.catalog.prompts.values())
 
     @property
     def resources(self) -> list[CatalogResource]:
-        return list(self._catalog.resources.values())
+        return list(self.catalog.resources.values())
 
     @property
     def templates(self) -> list[CatalogTemplate]:
-        return list(self._catalog.templates.values())
+        return list(self.catalog.templates.values())
 
     @property
     def connections(self) -> dict[str, ServerConnection]:
@@ -318,7 +323,7 @@ class Station:
         for spec in self.config.servers:
             connection = self._connections.get(spec.name)
             servers.append(_server_status(spec, connection))
-        return StationStatus(servers=tuple(servers), conflicts=tuple(c.to_dict() for c in self._catalog.conflicts))
+        return StationStatus(servers=tuple(servers), conflicts=tuple(c.to_dict() for c in self.catalog.conflicts))
 
     # -- calls ------------------------------------------------------------------------------------
 
@@ -337,9 +342,10 @@ class Station:
         """
         self._require_running()
         started = time.perf_counter()
-        entry = self._catalog.tools.get(name)
+        catalog = self.catalog
+        entry = catalog.tools.get(name)
         if entry is None:
-            return ToolResult.failure(name, str(ToolNotFound(name, self._catalog.suggest(name))))
+            return ToolResult.failure(name, str(ToolNotFound(name, catalog.suggest(name))))
         connection = self._connections.get(entry.server)
         if connection is None:
             return ToolResult.failure(
@@ -380,9 +386,10 @@ class Station:
             ToolNotFound, ServerUnavailable, ConnectionLost, CallTimeout, RemoteError.
         """
         self._require_running()
-        entry = self._catalog.prompts.get(name)
+        catalog = self.catalog
+        entry = catalog.prompts.get(name)
         if entry is None:
-            raise ToolNotFound(name, self._catalog.suggest(name, "prompt"), kind="prompt")
+            raise ToolNotFound(name, catalog.suggest(name, "prompt"), kind="prompt")
         return await self.connection(entry.server).get_prompt(entry.prompt, arguments, timeout_s=timeout_s)
 
     async def read_resource(self, uri: str, *, timeout_s: float | None = None) -> types.ReadResourceResult:
@@ -392,7 +399,7 @@ class Station:
             ToolNotFound, ServerUnavailable, ConnectionLost, CallTimeout, RemoteError.
         """
         self._require_running()
-        owner = self._catalog.resource_owner(uri)
+        owner = self.catalog.resource_owner(uri)
         if owner is None:
             raise ToolNotFound(uri, kind="resource or template matching")
         return await self.connection(owner).read_resource(uri, timeout_s=timeout_s)

@@ -9,9 +9,10 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag, field_validator
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag, field_validator, model_validator
 
 NamingMode = Literal["prefix", "namespace", "bare"]
+LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 ProtocolChoice = str  # "auto", "legacy" or a released protocol version
 PROTOCOL_CHOICES: tuple[str, ...] = ("auto", "legacy", *HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 
@@ -40,6 +41,10 @@ class _ServerBase(_Frozen):
     call_timeout_s: float | None = Field(default=None, gt=0, description="Overrides the station default.")
     protocol: ProtocolChoice = Field(default="auto", description="'auto', 'legacy' or a version to pin.")
     max_result_bytes: int | None = Field(default=None, ge=1024, description="Overrides the station default.")
+    sampling: bool | None = Field(default=None, description="May this server sample the host LLM; None follows [host].")
+    elicitation_form: bool | None = Field(default=None, description="Form elicitation here; None follows [host].")
+    elicitation_url: bool | None = Field(default=None, description="URL elicitation here; None follows [host].")
+    log_level: LogLevel | None = Field(default=None, description="Least severe server log message to receive.")
 
     @field_validator("protocol")
     @classmethod
@@ -89,12 +94,62 @@ class _RemoteBase(_ServerBase):
         return self.url
 
 
+OAuthMode = Literal["authorization_code", "client_credentials"]
+TokenEndpointAuthMethod = Literal["none", "client_secret_basic", "client_secret_post", "private_key_jwt"]
+
+
+class OAuthSettings(_Frozen):
+    """OAuth 2.1 for one HTTP server (`[servers.NAME.oauth]`); the SDK runs the flow, we configure it.
+
+    `authorization_code`: PKCE, discovery, and a client id from `client_id` (pre-registered),
+    `client_metadata_url` (CIMD) or dynamic registration, in that order of preference; the
+    redirect comes back to `http://127.0.0.1:<redirect_port>/callback`. `client_credentials`:
+    machine to machine with `client_id` plus `client_secret`, or `private_key` for `private_key_jwt`.
+    """
+
+    mode: OAuthMode = "authorization_code"
+    client_id: str | None = Field(default=None, min_length=1, description="A pre-registered client id.")
+    client_secret: SecretStr | None = None
+    scopes: tuple[str, ...] = Field(default=(), description="Scopes to ask for; empty lets the server decide.")
+    redirect_port: int = Field(default=0, ge=0, le=65535, description="Loopback callback port; 0 picks a free one.")
+    client_metadata_url: str | None = Field(
+        default=None, description="An HTTPS URL serving this client's metadata document (CIMD), used as client id."
+    )
+    token_endpoint_auth_method: TokenEndpointAuthMethod | None = Field(
+        default=None, description="How the client authenticates at the token endpoint; derived when unset."
+    )
+    issuer: str | None = Field(
+        default=None, description="The authorization server the client credentials belong to (client_credentials)."
+    )
+    private_key: SecretStr | None = Field(default=None, description="PEM key signing `private_key_jwt` assertions.")
+    signing_algorithm: str = Field(default="RS256", description="JWS algorithm for `private_key_jwt`.")
+
+    @model_validator(mode="after")
+    def _complete_for_mode(self) -> OAuthSettings:
+        if self.mode == "client_credentials":
+            if self.client_id is None:
+                raise ValueError("client_credentials needs client_id")
+            if self.token_endpoint_auth_method == "private_key_jwt":
+                if self.private_key is None:
+                    raise ValueError("token_endpoint_auth_method 'private_key_jwt' needs private_key")
+            elif self.client_secret is None:
+                raise ValueError("client_credentials needs client_secret (or private_key with 'private_key_jwt')")
+            elif self.token_endpoint_auth_method == "none":
+                raise ValueError("client_credentials cannot use token_endpoint_auth_method 'none'")
+        elif self.token_endpoint_auth_method == "private_key_jwt":
+            raise ValueError("'private_key_jwt' is only supported with mode 'client_credentials'")
+        if self.client_metadata_url is not None and not self.client_metadata_url.startswith("https://"):
+            raise ValueError("client_metadata_url must be an https:// URL")
+        return self
+
+
 class StreamableHttpServerSpec(_RemoteBase):
     """A remote server over streamable HTTP (`http` is accepted as an alias)."""
 
     transport: Literal["streamable_http"] = "streamable_http"
     bearer_token: SecretStr | None = None
     http_timeout_s: float | None = Field(default=None, gt=0, description="HTTP read timeout.")
+    oauth: OAuthSettings | None = Field(default=None, description="OAuth 2.1 instead of a static bearer token.")
 
 
 class SseServerSpec(_RemoteBase):
@@ -103,6 +158,7 @@ class SseServerSpec(_RemoteBase):
     transport: Literal["sse"] = "sse"
     bearer_token: SecretStr | None = None
     http_timeout_s: float | None = Field(default=None, gt=0)
+    oauth: OAuthSettings | None = Field(default=None, description="OAuth 2.1 instead of a static bearer token.")
 
 
 class WebSocketServerSpec(_RemoteBase):
@@ -178,6 +234,11 @@ class SamplingSettings(_Frozen):
     enabled: bool = False
     task_name: str | None = Field(default=None, description="The host model task that answers sampling.")
     tool_support: bool = False
+    max_tokens: int = Field(default=1024, ge=1, description="Cap on `maxTokens` of one sampling request.")
+    requests_per_minute: float = Field(default=30, gt=0, description="Sampling requests per server per minute.")
+    base_url: str | None = Field(default=None, description="An OpenAI-compatible endpoint answering sampling.")
+    model: str | None = Field(default=None, description="The model asked at `base_url`.")
+    api_key_env: str = Field(default="OPENAI_API_KEY", description="Environment variable holding the API key.")
 
 
 class ElicitationSettings(_Frozen):

@@ -1,88 +1,124 @@
 """Finding and ending every process a stdio server started, grandchildren included.
 
-Each server's stderr is a pipe of our own, inherited by everything the server spawns. A process
-that still holds that pipe belongs to the server, even if it left the process group with
-`setsid` (which the SDK's process-group kill cannot reach).
+Each server's stderr is a pipe of our own, inherited by everything the server spawns, so a
+process holding that pipe belongs to the server. At stop we also take the server's
+descendants and the members of its session: together these reach a grandchild that left the
+process group with `setsid` (which the SDK's process-group kill cannot reach) or whose parent
+already exited.
+
+Scanning /proc costs about a millisecond per hundred processes, so one scan is shared by every
+server that asks within `SNAPSHOT_MAX_AGE_S` (twenty servers stopping together scan once).
 """
 
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import signal
+import time
+from dataclasses import dataclass
 
 import anyio
 
 PROC = "/proc"
 TERM_GRACE_S = 2.0  # time stragglers get between SIGTERM and SIGKILL
+SNAPSHOT_MAX_AGE_S = 0.1  # a process table this fresh is good enough to find a server's family
 _POLL_S = 0.02
 
 
-def pids_holding_pipe(inode: int) -> list[int]:
-    """Pids of live processes with the pipe `inode` open as fd 1 or 2 (Linux /proc)."""
-    target = f"pipe:[{inode}]"
-    found: list[int] = []
-    for entry in _all_pids():
-        for fd in ("2", "1"):
-            try:
-                if os.readlink(f"{PROC}/{entry}/fd/{fd}") == target:
-                    found.append(int(entry))
-                    break
-            except OSError:
-                continue
-    return sorted(found)
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    pid: int
+    ppid: int
+    sid: int
+    state: str
 
 
-def session_members(sid: int) -> list[int]:
-    """Pids of live processes in session `sid` (the server and whatever it spawned without `setsid`)."""
-    found = []
-    for pid in _all_pids():
-        with contextlib.suppress(OSError):
-            if os.getsid(pid) == sid and _exists(pid):
-                found.append(pid)
-    return found
+_cache: tuple[float, dict[int, ProcessInfo]] | None = None
 
 
-def descendants(root: int) -> list[int]:
-    """Pids of every live descendant of `root`, by parent links in /proc."""
-    children: dict[int, list[int]] = {}
-    for pid in _all_pids():
-        parent = _parent(pid)
-        if parent is not None:
-            children.setdefault(parent, []).append(pid)
-    found: list[int] = []
-    stack = [root]
-    while stack:
-        for child in children.get(stack.pop(), []):
-            found.append(child)
-            stack.append(child)
-    return found
-
-
-def _all_pids() -> list[int]:
+def process_table() -> dict[int, ProcessInfo]:
+    """Every live process but us, from one (recent, shared) scan of /proc."""
+    global _cache
+    now = time.monotonic()
+    if _cache is not None and now - _cache[0] < SNAPSHOT_MAX_AGE_S:
+        return _cache[1]
+    me = os.getpid()
+    table: dict[int, ProcessInfo] = {}
     try:
         entries = os.listdir(PROC)
     except OSError:
-        return []
-    me = os.getpid()
-    return [int(e) for e in entries if e.isdigit() and int(e) != me]
+        entries = []
+    for entry in entries:
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        info = _read_stat(int(entry))
+        if info is not None and info.state != "Z":
+            table[info.pid] = info
+    _cache = (now, table)
+    return table
 
 
-def _parent(pid: int) -> int | None:
-    try:
-        with open(f"{PROC}/{pid}/stat") as stat:
-            return int(stat.read().rsplit(")", 1)[-1].split()[1])
-    except (OSError, ValueError, IndexError):
-        return None
+def own_children() -> list[int]:
+    """Our direct children, read from /proc/self/task/*/children (no full scan)."""
+    found: list[int] = []
+    for path in glob.glob(f"{PROC}/self/task/*/children"):
+        with contextlib.suppress(OSError):
+            with open(path) as children:
+                found.extend(int(pid) for pid in children.read().split())
+    return found
 
 
-def group_leader(pids: list[int]) -> int | None:
-    """The pid among `pids` that leads its own session (the spawned server itself)."""
-    for pid in pids:
+def holds_pipe(pid: int, inode: int) -> bool:
+    target = f"pipe:[{inode}]"
+    for fd in ("2", "1"):
+        with contextlib.suppress(OSError):
+            if os.readlink(f"{PROC}/{pid}/fd/{fd}") == target:
+                return True
+    return False
+
+
+def server_pid(inode: int) -> int | None:
+    """The spawned server: our child holding the stderr pipe `inode`, leading its own session."""
+    candidates = [pid for pid in own_children() if holds_pipe(pid, inode)]
+    if not candidates:
+        candidates = [pid for pid in process_table() if holds_pipe(pid, inode)]
+    for pid in candidates:
         with contextlib.suppress(OSError):
             if os.getsid(pid) == pid:
                 return pid
-    return pids[0] if pids else None
+    return candidates[0] if candidates else None
+
+
+def family(leader: int | None, inode: int | None) -> list[int]:
+    """The leader, its descendants, its session's members, and orphans still holding the pipe."""
+    table = process_table()
+    found: set[int] = set()
+    if leader is not None:
+        if leader in table:
+            found.add(leader)
+        children: dict[int, list[int]] = {}
+        for info in table.values():
+            children.setdefault(info.ppid, []).append(info.pid)
+            if info.sid == leader:
+                found.add(info.pid)
+        stack = [leader]
+        while stack:
+            for child in children.get(stack.pop(), []):
+                if child not in found:
+                    found.add(child)
+                stack.append(child)
+    if inode is not None:
+        me = os.getpid()
+        found.update(pid for pid, info in table.items() if info.ppid in (1, me) and holds_pipe(pid, inode))
+    return sorted(found)
+
+
+def invalidate() -> None:
+    """Forget the shared scan (after signalling, the table is stale)."""
+    global _cache
+    _cache = None
 
 
 async def terminate(pids: list[int], grace_s: float = TERM_GRACE_S) -> None:
@@ -91,9 +127,25 @@ async def terminate(pids: list[int], grace_s: float = TERM_GRACE_S) -> None:
     with anyio.move_on_after(grace_s):
         while alive:
             await anyio.sleep(_POLL_S)
-            alive = [pid for pid in alive if _exists(pid)]
+            alive = [pid for pid in alive if is_alive(pid)]
     for pid in alive:
         _signal(pid, signal.SIGKILL)
+    invalidate()
+
+
+def is_alive(pid: int) -> bool:
+    """True for a live (not zombie) process."""
+    info = _read_stat(pid)
+    return info is not None and info.state != "Z"
+
+
+def _read_stat(pid: int) -> ProcessInfo | None:
+    try:
+        with open(f"{PROC}/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[-1].split()
+        return ProcessInfo(pid=pid, state=fields[0], ppid=int(fields[1]), sid=int(fields[3]))
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _signal(pid: int, sig: int) -> bool:
@@ -102,17 +154,3 @@ def _signal(pid: int, sig: int) -> bool:
     except (ProcessLookupError, PermissionError):
         return False
     return True
-
-
-def is_alive(pid: int) -> bool:
-    """True for a live (not zombie) process."""
-    return _exists(pid)
-
-
-def _exists(pid: int) -> bool:
-    try:
-        with open(f"{PROC}/{pid}/stat") as stat:
-            state = stat.read().rsplit(")", 1)[-1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"

@@ -430,9 +430,7 @@ class ServerConnection:
             sink.close_write_end()
             with anyio.move_on_after(STDERR_SETTLE_S):
                 await drained.wait()
-            family = set(self._family) | set(_processes.pids_holding_pipe(sink.pipe_inode))
-            if self.pid is not None:
-                family |= set(_processes.session_members(self.pid))
+            family = set(self._family) | set(_processes.family(self.pid, sink.pipe_inode))
             stragglers = sorted(pid for pid in family if _processes.is_alive(pid))
             if stragglers:
                 logger.warning("server %r left processes behind %s; terminating them", self.name, stragglers)
@@ -444,7 +442,7 @@ class ServerConnection:
         """Everything the server started, found while it still runs (for the stop that follows)."""
         if self.pid is None:
             return []
-        return sorted({self.pid, *_processes.descendants(self.pid), *_processes.session_members(self.pid)})
+        return _processes.family(self.pid, self._sink.pipe_inode if self._sink is not None else None)
 
     def _mark_ready(self, client: Client, sink: StderrSink | None, elapsed: float) -> None:
         self._client = client
@@ -454,7 +452,7 @@ class ServerConnection:
         self.server_version = info.version if info else None
         self.instructions = client.instructions
         if sink is not None:
-            self.pid = _processes.group_leader(_processes.pids_holding_pipe(sink.pipe_inode))
+            self.pid = _processes.server_pid(sink.pipe_inode)
         self.startup_s = elapsed
         self._ready_at = time.monotonic()
         self._session_ready = True
@@ -579,7 +577,7 @@ class ServerConnection:
                     if modern:
                         await client.session.discover()
                     else:
-                        await client.send_ping()
+                        await client.session.send_ping()  # the session's ping is not deprecated
             except MCPError as exc:
                 if exc.code == types.METHOD_NOT_FOUND:
                     continue  # answering at all is healthy

@@ -1,0 +1,48 @@
+"""The async engine: SQLite made properly transactional, PostgreSQL pointed at a schema."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import URL, Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+SQLITE_BUSY_TIMEOUT_S = 10.0  # how long a writer waits for another process's write lock
+# Execution option marking a connection that will write: SQLite then takes the write lock up front.
+WRITE_OPTION = "mcpstation_write"
+
+
+def create_engine(url: URL, *, schema: str | None = None) -> AsyncEngine:
+    """An engine for `url`; `schema` (PostgreSQL only) becomes the connection's `search_path`."""
+    if url.get_backend_name() == "sqlite":
+        engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+        _make_sqlite_transactional(engine)
+        return engine
+    connect_args: dict[str, Any] = {}
+    if schema is not None:
+        connect_args["server_settings"] = {"search_path": schema}
+    return create_async_engine(url, connect_args=connect_args, pool_pre_ping=True)
+
+
+def _make_sqlite_transactional(engine: AsyncEngine) -> None:
+    # Python's sqlite3 module (under aiosqlite) begins transactions lazily and commits before DDL,
+    # which breaks atomic migrations and lets two writers deadlock on lock upgrade. Take BEGIN
+    # over: the driver emits none, we emit BEGIN (or BEGIN IMMEDIATE for writers) ourselves.
+    # This is SQLAlchemy's documented recipe for pysqlite/aiosqlite.
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        try:
+            if engine.url.database not in (None, "", ":memory:"):
+                # Readers do not wait for a writer, and a crash mid-write never corrupts the file.
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA foreign_keys=ON")
+        finally:
+            cursor.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        write = connection.get_execution_options().get(WRITE_OPTION, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -1,0 +1,72 @@
+"""Bring a database to the newest schema: `alembic upgrade head`, in-process, at open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from alembic.util import CommandError
+from sqlalchemy import text
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from mcpstation.errors import StoreError
+from mcpstation.store._engine import WRITE_OPTION
+
+MIGRATIONS_DIR = Path(__file__).parent / "migrations"
+# Any constant will do: it names the lock concurrent `Store.open`s on PostgreSQL queue on.
+_PG_MIGRATION_LOCK = 0x6D6370737461  # "mcpsta"
+
+
+def alembic_config() -> Config:
+    """An alembic `Config` pointing at the migrations shipped inside this package."""
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS_DIR))
+    return config
+
+
+def head_revision() -> str:
+    """The newest revision this release knows."""
+    head = ScriptDirectory.from_config(alembic_config()).get_current_head()
+    if head is None:  # pragma: no cover - the package always ships at least one revision
+        raise RuntimeError("no migrations shipped")
+    return head
+
+
+async def upgrade(engine: AsyncEngine, *, schema: str | None = None, label: str) -> None:
+    """Upgrade the database behind `engine` to head in one transaction.
+
+    Raises:
+        StoreError: the database holds a revision this release does not know (a newer mcpstation
+            wrote it), or a migration failed; nothing was changed.
+    """
+    async with engine.execution_options(**{WRITE_OPTION: True}).begin() as connection:
+        if connection.dialect.name == "postgresql":
+            await connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MIGRATION_LOCK})
+            if schema is not None:
+                quoted = connection.dialect.identifier_preparer.quote_schema(schema)
+                await connection.execute(text(f"CREATE SCHEMA IF NOT EXISTS {quoted}"))
+        await connection.run_sync(_upgrade_sync, label)
+
+
+async def current_revision(engine: AsyncEngine) -> str | None:
+    """The revision recorded in the database's `alembic_version`, None when never migrated."""
+    async with engine.connect() as connection:
+        return await connection.run_sync(lambda sync: MigrationContext.configure(sync).get_current_revision())
+
+
+def _upgrade_sync(connection: Connection, label: str) -> None:
+    config = alembic_config()
+    config.attributes["connection"] = connection
+    try:
+        command.upgrade(config, "head")
+    except CommandError as exc:
+        found = MigrationContext.configure(connection).get_current_revision()
+        raise StoreError(
+            f"the database at {label} is at schema revision {found!r}, which this mcpstation does not know "
+            f"(its newest is {head_revision()!r}): a newer release wrote it. Upgrade mcpstation, or use another "
+            f"database. ({exc})"
+        ) from None

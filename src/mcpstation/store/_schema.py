@@ -1,0 +1,96 @@
+"""The store's tables, as SQLAlchemy Core metadata: what queries are written against.
+
+Migrations (`migrations/versions/`) create these tables; they are frozen copies, never imports of
+this module, so an old revision keeps meaning what it meant. `tests/store/test_migrations.py`
+checks that the migrated schema and this metadata agree.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+METADATA = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+# JSON everywhere; PostgreSQL stores it as JSONB (indexable, compact).
+JSON_TYPE = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
+# A 64-bit id on PostgreSQL; on SQLite only INTEGER PRIMARY KEY is the auto-incrementing rowid.
+ID_TYPE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
+NAME_LENGTH = 200
+TIMESTAMP = sa.DateTime(timezone=True)
+
+dynamic_servers = sa.Table(
+    "dynamic_servers",
+    METADATA,
+    sa.Column("name", sa.String(NAME_LENGTH), primary_key=True),
+    sa.Column("spec", JSON_TYPE, nullable=False),  # the full ServerSpec, secrets included
+    sa.Column("transport", sa.String(32), nullable=False),
+    sa.Column("enabled", sa.Boolean(), nullable=False),
+    sa.Column("status", sa.String(32), nullable=False),
+    sa.Column("note", sa.Text(), nullable=True),
+    sa.Column("added_by", sa.String(NAME_LENGTH), nullable=False),
+    sa.Column("added_at", TIMESTAMP, nullable=False),
+    sa.Column("updated_at", TIMESTAMP, nullable=False),
+    sa.CheckConstraint("status IN ('active', 'pending_approval')", name="status"),
+)
+
+call_audit = sa.Table(
+    "call_audit",
+    METADATA,
+    sa.Column("id", ID_TYPE, primary_key=True, autoincrement=True),
+    sa.Column("at", TIMESTAMP, nullable=False),
+    sa.Column("server", sa.String(NAME_LENGTH), nullable=False),
+    sa.Column("tool", sa.String(NAME_LENGTH), nullable=False),
+    sa.Column("caller", sa.String(NAME_LENGTH), nullable=True),
+    sa.Column("argument_bytes", sa.Integer(), nullable=False),
+    sa.Column("argument_sha256", sa.String(64), nullable=False),
+    sa.Column("arguments", JSON_TYPE, nullable=True),  # only when the store keeps arguments
+    sa.Column("outcome", sa.String(16), nullable=False),
+    sa.Column("error", sa.Text(), nullable=True),
+    sa.Column("duration_s", sa.Float(), nullable=False),
+    sa.CheckConstraint("outcome IN ('ok', 'error', 'refused', 'timeout')", name="outcome"),
+    sa.Index(None, "at"),
+    sa.Index(None, "server", "at"),
+)
+
+management_audit = sa.Table(
+    "management_audit",
+    METADATA,
+    sa.Column("id", ID_TYPE, primary_key=True, autoincrement=True),
+    sa.Column("at", TIMESTAMP, nullable=False),
+    sa.Column("actor", sa.String(NAME_LENGTH), nullable=False),
+    sa.Column("action", sa.String(64), nullable=False),
+    sa.Column("server", sa.String(NAME_LENGTH), nullable=True),
+    sa.Column("detail", JSON_TYPE, nullable=False),  # command/args or URL; never secret values
+    sa.Index(None, "at"),
+    sa.Index(None, "server", "at"),
+)
+
+api_tokens = sa.Table(
+    "api_tokens",
+    METADATA,
+    sa.Column("id", ID_TYPE, primary_key=True, autoincrement=True),
+    sa.Column("name", sa.String(NAME_LENGTH), nullable=False, unique=True),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("token_sha256", sa.String(64), nullable=False, unique=True),
+    sa.Column("created_at", TIMESTAMP, nullable=False),
+    sa.Column("last_used_at", TIMESTAMP, nullable=True),
+    sa.CheckConstraint("role IN ('admin', 'user')", name="role"),
+)
+
+tool_pins = sa.Table(
+    "tool_pins",
+    METADATA,
+    sa.Column("server", sa.String(NAME_LENGTH), primary_key=True),
+    sa.Column("tool", sa.String(NAME_LENGTH), primary_key=True),
+    sa.Column("fingerprint", sa.String(128), nullable=False),
+    sa.Column("first_seen", TIMESTAMP, nullable=False),
+    sa.Column("approved_at", TIMESTAMP, nullable=True),
+)

@@ -1,0 +1,111 @@
+"""What the store hands back: frozen records, never ORM rows or raw database values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal
+
+from mcpstation.config.models import ServerSpec
+
+ServerStatus = Literal["active", "pending_approval"]
+CallOutcome = Literal["ok", "error", "refused", "timeout"]
+Role = Literal["admin", "user"]
+
+SERVER_STATUSES: tuple[ServerStatus, ...] = ("active", "pending_approval")
+CALL_OUTCOMES: tuple[CallOutcome, ...] = ("ok", "error", "refused", "timeout")
+ROLES: tuple[Role, ...] = ("admin", "user")
+
+# The management actions the store itself writes; `Store.record_action` takes any other name too
+# (e.g. "reload" from the station, "login" from the HTTP API).
+ACTION_ADD = "add"
+ACTION_REMOVE = "remove"
+ACTION_ENABLE = "enable"
+ACTION_DISABLE = "disable"
+ACTION_UPDATE = "update"
+ACTION_APPROVE = "approve"
+ACTION_SUSPEND = "suspend"  # back to pending_approval
+ACTION_NOTE = "note"
+ACTION_CREATE_TOKEN = "create_token"
+ACTION_REVOKE_TOKEN = "revoke_token"
+ACTION_APPROVE_PIN = "approve_pin"
+
+
+@dataclass(frozen=True, slots=True)
+class DynamicServer:
+    """A server added at run time.
+
+    `spec` has its secrets replaced by `**********` unless it came from a call that reveals them
+    (`get_dynamic_server(..., reveal_secrets=True)`, `connectable_specs()`). `spec.enabled`
+    always equals `enabled`.
+    """
+
+    name: str
+    spec: ServerSpec
+    enabled: bool
+    status: ServerStatus
+    note: str | None
+    added_by: str
+    added_at: datetime
+    updated_at: datetime
+
+    @property
+    def is_connectable(self) -> bool:
+        """Enabled and approved: the station should connect it."""
+        return self.enabled and self.status == "active"
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One tool call as audited. `arguments` is None unless the store keeps arguments."""
+
+    id: int
+    at: datetime
+    server: str
+    tool: str
+    caller: str | None
+    argument_bytes: int
+    argument_sha256: str
+    arguments: Mapping[str, Any] | None
+    outcome: CallOutcome
+    error: str | None
+    duration_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRecord:
+    """One management change: who did what to which server. `detail` never holds secret values."""
+
+    id: int
+    at: datetime
+    actor: str
+    action: str
+    server: str | None
+    detail: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ApiToken:
+    """An API token's public facts; the store keeps only the token's SHA-256."""
+
+    id: int
+    name: str
+    role: Role
+    created_at: datetime
+    last_used_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPin:
+    """The fingerprint a tool was first seen with, and when a person approved it (if they did)."""
+
+    server: str
+    tool: str
+    fingerprint: str
+    first_seen: datetime
+    approved_at: datetime | None
+
+    @property
+    def is_approved(self) -> bool:
+        return self.approved_at is not None
