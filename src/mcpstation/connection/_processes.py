@@ -36,6 +36,7 @@ class ProcessInfo:
 
 
 _cache: tuple[float, dict[int, ProcessInfo]] | None = None
+_pipes_cache: tuple[float, dict[str, list[int]]] | None = None
 
 
 def process_table() -> dict[int, ProcessInfo]:
@@ -70,20 +71,35 @@ def own_children() -> list[int]:
     return found
 
 
-def holds_pipe(pid: int, inode: int) -> bool:
-    target = f"pipe:[{inode}]"
-    for fd in ("2", "1"):
-        with contextlib.suppress(OSError):
-            if os.readlink(f"{PROC}/{pid}/fd/{fd}") == target:
-                return True
-    return False
+def _pipe_owners() -> dict[str, list[int]]:
+    """Which of our children and orphans hold which pipe as stdout/stderr (one shared pass)."""
+    global _pipes_cache
+    now = time.monotonic()
+    if _pipes_cache is not None and now - _pipes_cache[0] < SNAPSHOT_MAX_AGE_S:
+        return _pipes_cache[1]
+    me = os.getpid()
+    candidates = set(own_children())
+    if _cache is not None:  # orphans found by a recent full scan (reparented to init or to us)
+        candidates.update(pid for pid, info in _cache[1].items() if info.ppid in (1, me))
+    owners: dict[str, list[int]] = {}
+    for pid in candidates:
+        for fd in ("2", "1"):
+            with contextlib.suppress(OSError):
+                owners.setdefault(os.readlink(f"{PROC}/{pid}/fd/{fd}"), []).append(pid)
+    _pipes_cache = (now, owners)
+    return owners
+
+
+def pipe_holders(inode: int) -> list[int]:
+    return sorted(set(_pipe_owners().get(f"pipe:[{inode}]", [])))
 
 
 def server_pid(inode: int) -> int | None:
     """The spawned server: our child holding the stderr pipe `inode`, leading its own session."""
-    candidates = [pid for pid in own_children() if holds_pipe(pid, inode)]
+    candidates = pipe_holders(inode)
     if not candidates:
-        candidates = [pid for pid in process_table() if holds_pipe(pid, inode)]
+        invalidate()
+        candidates = pipe_holders(inode)
     for pid in candidates:
         with contextlib.suppress(OSError):
             if os.getsid(pid) == pid:
@@ -110,15 +126,15 @@ def family(leader: int | None, inode: int | None) -> list[int]:
                     found.add(child)
                 stack.append(child)
     if inode is not None:
-        me = os.getpid()
-        found.update(pid for pid, info in table.items() if info.ppid in (1, me) and holds_pipe(pid, inode))
+        found.update(pid for pid in pipe_holders(inode) if pid in table)
     return sorted(found)
 
 
 def invalidate() -> None:
-    """Forget the shared scan (after signalling, the table is stale)."""
-    global _cache
+    """Forget the shared scans (after signalling, or when a new child may be missing)."""
+    global _cache, _pipes_cache
     _cache = None
+    _pipes_cache = None
 
 
 async def terminate(pids: list[int], grace_s: float = TERM_GRACE_S) -> None:

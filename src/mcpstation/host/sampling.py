@@ -272,7 +272,9 @@ def _part_from_sdk(block: types.SamplingMessageContentBlock) -> SamplingPart:
     return SamplingToolResult(tool_use_id=block.tool_use_id, text="\n".join(texts), is_error=bool(block.is_error))
 
 
-def _to_sdk(answer: SamplingAnswer, *, with_tools: bool) -> types.CreateMessageResult | types.CreateMessageResultWithTools:
+def _to_sdk(
+    answer: SamplingAnswer, *, with_tools: bool
+) -> types.CreateMessageResult | types.CreateMessageResultWithTools:
     text = types.TextContent(type="text", text=answer.text)
     if not with_tools:
         return types.CreateMessageResult(

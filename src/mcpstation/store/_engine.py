@@ -1,4 +1,7 @@
-"""The async engine: SQLite made properly transactional, PostgreSQL pointed at a schema."""
+"""The async engine: SQLite made properly transactional, PostgreSQL pointed at a schema.
+
+Statement parameters are hidden from SQLAlchemy's error messages: they may hold secrets.
+"""
 
 from __future__ import annotations
 
@@ -16,13 +19,13 @@ WRITE_OPTION = "mcpstation_write"
 def create_engine(url: URL, *, schema: str | None = None) -> AsyncEngine:
     """An engine for `url`; `schema` (PostgreSQL only) becomes the connection's `search_path`."""
     if url.get_backend_name() == "sqlite":
-        engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S})
+        engine = create_async_engine(url, connect_args={"timeout": SQLITE_BUSY_TIMEOUT_S}, hide_parameters=True)
         _make_sqlite_transactional(engine)
         return engine
     connect_args: dict[str, Any] = {}
     if schema is not None:
         connect_args["server_settings"] = {"search_path": schema}
-    return create_async_engine(url, connect_args=connect_args, pool_pre_ping=True)
+    return create_async_engine(url, connect_args=connect_args, pool_pre_ping=True, hide_parameters=True)
 
 
 def _make_sqlite_transactional(engine: AsyncEngine) -> None:

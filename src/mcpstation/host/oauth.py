@@ -1,0 +1,597 @@
+"""OAuth 2.1 for streamable HTTP and SSE servers: the SDK runs the flows, this module wires them.
+
+What the SDK (`mcp.client.auth`) does for us: protected-resource and authorization-server
+metadata discovery, issuer checks, CIMD or dynamic client registration, PKCE, scope selection and
+step-up, refresh, client credentials. What we add:
+
+* `FileTokenStorage`: the SDK `TokenStorage` over one JSON file per server, written atomically
+  with mode 0600 under `oauth_storage_dir()`, bound to the server URL it was issued for, keeping
+  the access token's absolute expiry so a restarted station refreshes instead of re-authorizing.
+* `LoopbackCallback`: a headless authorization-code redirect target on
+  `http://127.0.0.1:PORT/callback` that captures `code`, `state` and `iss`.
+* `oauth_provider_for(spec, ...)`: the `httpx2.Auth` for a server's `[oauth]` settings, and
+  `OAuthProviders`, the per-station factory (`Host(auth_provider_factory=...)`) that also holds
+  one refresh lock per server.
+
+Refresh is serialised per server. The SDK provider already runs its whole auth flow, refresh
+included, under `OAuthContext.lock`, one `anyio.Lock` per provider; concurrent requests on one
+session therefore refresh once. `OAuthProviders` hands every provider it makes for a server the
+same lock, so sessions overlapping during a reconnect or reload cannot refresh twice either (a
+rotating refresh token would be spent by the first and rejected for the second).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import re
+import socket
+import sys
+import tempfile
+import time
+import warnings
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import anyio
+import httpx2
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError
+from mcp.client.auth.extensions.client_credentials import (
+    ClientCredentialsOAuthProvider,
+    PrivateKeyJWTOAuthProvider,
+    SignedJWTParameters,
+)
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from pydantic import AnyUrl, ValidationError
+
+from mcpstation.config.models import OAuthSettings, ServerSpec
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "AUTHORIZATION_TIMEOUT_S",
+    "DATA_DIR_ENV",
+    "CallbackHandler",
+    "FileTokenStorage",
+    "LoopbackCallback",
+    "OAuthProviders",
+    "RedirectHandler",
+    "oauth_provider_for",
+    "oauth_storage_dir",
+    "print_authorization_url",
+    "token_file",
+]
+
+DATA_DIR_ENV = "MCPSTATION_DATA_DIR"
+CLIENT_NAME = "mcpstation"
+CALLBACK_PATH = "/callback"
+LOOPBACK_HOST = "127.0.0.1"
+AUTHORIZATION_TIMEOUT_S = 300.0  # time a person has to sign in once the authorization URL is shown
+REDIRECT_GRACE_S = 5.0  # time the redirect handler gets to finish after the callback arrived
+CALLBACK_READ_TIMEOUT_S = 10.0  # time a connection to the callback server gets to send its request head
+MAX_REQUEST_HEAD_BYTES = 16 * 1024
+EXPIRY_SKEW_S = 30.0  # a stored token this close to expiry is refreshed before use
+_FILE_VERSION = 1
+
+RedirectHandler = Callable[[str], Awaitable[None]]
+"""Shows (or follows) the authorization URL: print it, open a browser, hand it to a UI."""
+CallbackHandler = Callable[[], Awaitable[AuthorizationCodeResult]]
+"""Returns the authorization response (code, state, iss) when it does not come to the loopback server."""
+
+
+def oauth_storage_dir() -> Path:
+    """Where token files live: `$MCPSTATION_DATA_DIR/oauth`, else `$XDG_DATA_HOME/mcpstation/oauth`,
+    else `~/.local/share/mcpstation/oauth`."""
+    data_dir = os.environ.get(DATA_DIR_ENV)
+    if data_dir:
+        return Path(data_dir).expanduser() / "oauth"
+    xdg = os.environ.get("XDG_DATA_HOME")
+    base = Path(xdg).expanduser() if xdg else Path.home() / ".local" / "share"
+    return base / "mcpstation" / "oauth"
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
+
+
+def token_file(storage_dir: Path, server: str) -> Path:
+    """The token file of the server named `server` (names that are not plain get a hash suffix)."""
+    safe = _UNSAFE.sub("_", server).lstrip(".") or "server"
+    if safe != server:
+        safe = f"{safe}-{hashlib.sha256(server.encode()).hexdigest()[:8]}"
+    return storage_dir / f"{safe}.json"
+
+
+# -- storage ---------------------------------------------------------------------------------------
+
+
+class FileTokenStorage:
+    """The SDK `TokenStorage` protocol over one JSON file, written atomically with mode 0600.
+
+    The file records the server URL it belongs to; a file written for another URL (the config
+    changed) reads as empty, so tokens never travel to a server they were not issued for. An
+    unreadable or corrupt file also reads as empty (the flow then authorizes afresh) and is
+    reported in the log.
+    """
+
+    def __init__(self, path: Path, *, server_url: str | None = None) -> None:
+        self.path = path
+        self.server_url = server_url
+        self._lock = anyio.Lock()  # read-modify-write of tokens vs client info
+
+    def __repr__(self) -> str:
+        return f"<FileTokenStorage {str(self.path)!r}>"
+
+    async def get_tokens(self) -> OAuthToken | None:
+        raw = (await self._read()).get("tokens")
+        return _parse(OAuthToken, raw, self.path)
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+        await self._update(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        raw = (await self._read()).get("client_info")
+        return _parse(OAuthClientInformationFull, raw, self.path)
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        await self._update(client_info=client_info.model_dump(mode="json", exclude_none=True))
+
+    async def get_token_expiry(self) -> float | None:
+        """When the stored access token expires (seconds since the epoch), if the server said."""
+        expires_at = (await self._read()).get("expires_at")
+        return float(expires_at) if isinstance(expires_at, int | float) else None
+
+    def registered_redirect_uri(self) -> str | None:
+        """The loopback redirect URI the stored client was registered with, read synchronously
+        (providers are built outside the event loop's async code)."""
+        client_info = self._load().get("client_info")
+        uris = client_info.get("redirect_uris") if isinstance(client_info, dict) else None
+        if isinstance(uris, list) and uris and isinstance(uris[0], str) and _is_loopback_callback(uris[0]):
+            return uris[0]
+        return None
+
+    async def clear(self) -> None:
+        """Forget everything stored for this server (sign out)."""
+        async with self._lock:
+            await anyio.to_thread.run_sync(self._remove)
+
+    async def _read(self) -> dict[str, Any]:
+        async with self._lock:
+            return await anyio.to_thread.run_sync(self._load)
+
+    async def _update(self, **changes: Any) -> None:
+        async with self._lock:
+            await anyio.to_thread.run_sync(self._load_and_store, changes)
+
+    def _load_and_store(self, changes: dict[str, Any]) -> None:
+        data = self._load() | changes
+        data["version"] = _FILE_VERSION
+        if self.server_url is not None:
+            data["server_url"] = self.server_url
+        self._store(data)
+
+    def _load(self) -> dict[str, Any]:
+        try:
+            mode = self.path.stat().st_mode & 0o777
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            logger.warning("cannot read OAuth token file %s (%s); authorizing afresh", self.path, exc)
+            return {}
+        if mode & 0o077:
+            logger.warning(
+                "OAuth token file %s was readable by others (mode %o); restricting it to 0600", self.path, mode
+            )
+            with contextlib.suppress(OSError):
+                self.path.chmod(0o600)
+        try:
+            data = json.loads(text)
+        except ValueError:
+            logger.warning("OAuth token file %s is not JSON; ignoring it and authorizing afresh", self.path)
+            return {}
+        if not isinstance(data, dict):
+            return {}
+        stored_url = data.get("server_url")
+        if self.server_url is not None and stored_url is not None and stored_url != self.server_url:
+            logger.info(
+                "OAuth token file %s was written for %s, not %s; ignoring it", self.path, stored_url, self.server_url
+            )
+            return {}
+        return data
+
+    def _store(self, data: dict[str, Any]) -> None:
+        directory = self.path.parent
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        # mkstemp creates the file 0600 whatever the umask; os.replace makes the switch atomic.
+        fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{self.path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as file:
+                json.dump(data, file, indent=2, sort_keys=True)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        with contextlib.suppress(OSError):  # make the rename itself durable; not every filesystem allows it
+            dir_fd = os.open(directory, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+
+    def _remove(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def _parse(model: Any, raw: object, path: Path) -> Any:
+    if raw is None:
+        return None
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        logger.warning("OAuth token file %s holds an invalid %s (%s); ignoring it", path, model.__name__, exc)
+        return None
+
+
+# -- the loopback redirect target --------------------------------------------------------------------
+
+
+def _is_loopback_callback(uri: str) -> bool:
+    parts = urlsplit(uri)
+    return parts.scheme == "http" and parts.hostname == LOOPBACK_HOST and parts.path == CALLBACK_PATH
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((LOOPBACK_HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+async def print_authorization_url(url: str) -> None:
+    """The headless default: show the URL on stderr for a person to open."""
+    print(f"\nTo authorize mcpstation, open this URL in a browser:\n\n  {url}\n", file=sys.stderr, flush=True)
+
+
+_DONE_PAGE = (
+    b"<!doctype html><title>mcpstation</title>"
+    b"<p>Authorization received. You can close this window and return to mcpstation.</p>"
+)
+
+
+class LoopbackCallback:
+    """Receives the authorization response on `http://127.0.0.1:PORT/callback` (RFC 8252 §7.3).
+
+    `authorize(url)` listens, shows `url` through the redirect handler, and returns once the
+    browser comes back with `code` (or `error`), `state` and `iss`. The listener lives only while
+    an authorization is in progress. Its two methods are the SDK's `redirect_handler` and
+    `callback_handler` (`handle_redirect`, `handle_callback`).
+    """
+
+    def __init__(
+        self,
+        port: int = 0,
+        *,
+        show: RedirectHandler = print_authorization_url,
+        timeout_s: float = AUTHORIZATION_TIMEOUT_S,
+    ) -> None:
+        self.port = port or _free_port()
+        self.show = show
+        self.timeout_s = timeout_s
+        self._result: AuthorizationCodeResult | None = None
+
+    @property
+    def redirect_uri(self) -> str:
+        return f"http://{LOOPBACK_HOST}:{self.port}{CALLBACK_PATH}"
+
+    async def handle_redirect(self, authorization_url: str) -> None:
+        self._result = await self.authorize(authorization_url)
+
+    async def handle_callback(self) -> AuthorizationCodeResult:
+        result, self._result = self._result, None
+        if result is None:
+            raise OAuthFlowError("no authorization response was received on the loopback callback")
+        return result
+
+    async def authorize(self, authorization_url: str) -> AuthorizationCodeResult:
+        """Show `authorization_url` and wait for the redirect back.
+
+        Raises:
+            OAuthFlowError: the port is taken, the authorization server answered with an
+                error, the redirect handler failed, or no answer came within `timeout_s`.
+        """
+        try:
+            listener = await anyio.create_tcp_listener(local_host=LOOPBACK_HOST, local_port=self.port)
+        except OSError as exc:
+            raise OAuthFlowError(
+                f"cannot listen for the OAuth redirect on {self.redirect_uri}: {exc}. "
+                "Fix: free that port, or set another oauth.redirect_port for this server."
+            ) from exc
+        received = anyio.Event()
+        shown = anyio.Event()
+        outcome: dict[str, Any] = {}
+
+        async def serve_one(stream: Any) -> None:
+            async with stream:
+                query = await _read_callback_query(stream)
+                if query is None or not ({"code", "error"} & query.keys()) or "result" in outcome:
+                    await _respond(stream, 404, b"Not found")
+                    return
+                await _respond(stream, 200, _DONE_PAGE)
+                outcome["result"] = query
+                received.set()
+
+        async def show() -> None:
+            try:
+                await self.show(authorization_url)
+            except Exception as exc:  # handed to the flow below as its error
+                outcome["show_error"] = exc
+                received.set()
+            finally:
+                shown.set()
+
+        async with listener, anyio.create_task_group() as task_group:
+            task_group.start_soon(listener.serve, serve_one, task_group)
+            task_group.start_soon(show)
+            with anyio.move_on_after(self.timeout_s):
+                await received.wait()
+            with anyio.move_on_after(REDIRECT_GRACE_S):
+                await shown.wait()
+            task_group.cancel_scope.cancel()
+
+        if "show_error" in outcome and "result" not in outcome:
+            error = outcome["show_error"]
+            raise OAuthFlowError(f"showing the authorization URL failed: {error}") from error
+        query = outcome.get("result")
+        if query is None:
+            raise OAuthFlowError(
+                f"no authorization response on {self.redirect_uri} within {self.timeout_s:g} s; "
+                "open the printed URL and finish signing in, then connect again"
+            )
+        if "error" in query:
+            description = query.get("error_description")
+            detail = f" ({description})" if description else ""
+            raise OAuthFlowError(f"the authorization server refused: {query['error']}{detail}")
+        return AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss"))
+
+
+async def _read_callback_query(stream: Any) -> dict[str, str] | None:
+    """The query of a `GET /callback?...` request, or None for anything else."""
+    head = b""
+    with anyio.move_on_after(CALLBACK_READ_TIMEOUT_S):
+        while b"\r\n\r\n" not in head and len(head) < MAX_REQUEST_HEAD_BYTES:
+            try:
+                head += await stream.receive()
+            except (anyio.EndOfStream, anyio.BrokenResourceError):
+                break
+    request_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    parts = request_line.split(" ")
+    if len(parts) != 3 or parts[0] != "GET":
+        return None
+    target = urlsplit(parts[1])
+    if target.path != CALLBACK_PATH:
+        return None
+    return {key: values[0] for key, values in parse_qs(target.query).items()}
+
+
+async def _respond(stream: Any, status: int, body: bytes) -> None:
+    reason = {200: "OK", 404: "Not Found"}[status]
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
+    ).encode()
+    with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
+        await stream.send(head + body)
+
+
+# -- providers ---------------------------------------------------------------------------------------
+
+
+class _StoredExpiry(OAuthClientProvider):
+    """Restores the stored token's expiry on start-up.
+
+    The SDK loads stored tokens without their expiry and so treats them as valid: an expired one
+    earns a 401 and a full (interactive) re-authorization although a refresh token is at hand.
+    """
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        storage = self.context.storage
+        if self.context.current_tokens is not None and isinstance(storage, FileTokenStorage):
+            expires_at = await storage.get_token_expiry()
+            if expires_at is not None:
+                self.context.token_expiry_time = expires_at - EXPIRY_SKEW_S
+
+
+class _AuthorizationCodeProvider(_StoredExpiry):
+    """Authorization code + PKCE; a configured client id takes precedence over a stored one."""
+
+    def __init__(self, *args: Any, preregistered: OAuthClientInformationFull | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._preregistered = preregistered
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        if self._preregistered is not None:
+            self.context.client_info = self._preregistered
+
+
+class _ClientCredentialsProvider(_StoredExpiry, ClientCredentialsOAuthProvider):
+    pass
+
+
+class _PrivateKeyJWTProvider(_StoredExpiry, PrivateKeyJWTOAuthProvider):
+    pass
+
+
+def oauth_provider_for(
+    spec: ServerSpec,
+    *,
+    storage_dir: Path,
+    redirect_handler: RedirectHandler | None = None,
+    callback_handler: CallbackHandler | None = None,
+    refresh_lock: anyio.Lock | None = None,
+) -> httpx2.Auth | None:
+    """The OAuth `httpx2.Auth` for `spec`, or None when it has no `oauth` settings.
+
+    Authorization code: `redirect_handler(url)` shows the authorization URL (default: print it to
+    stderr). Unless a `callback_handler` is given, the redirect back is received on the loopback
+    callback server while `redirect_handler` runs. Tokens and the registered client are kept in
+    `token_file(storage_dir, spec.name)`. `refresh_lock` is shared by every provider of the same
+    server (see the module docstring); `OAuthProviders` passes one.
+
+    Raises:
+        ValueError: the settings cannot be used with this server (e.g. a non-HTTPS CIMD URL).
+    """
+    settings: OAuthSettings | None = getattr(spec, "oauth", None)
+    if settings is None:
+        return None
+    url: str = spec.url  # type: ignore[union-attr]  # only HTTP specs carry `oauth`
+    storage = FileTokenStorage(token_file(storage_dir, spec.name), server_url=url)
+    scope = " ".join(settings.scopes) or None
+    provider: OAuthClientProvider
+    if settings.mode == "client_credentials":
+        provider = _client_credentials_provider(spec.name, url, settings, storage, scope)
+    else:
+        provider = _authorization_code_provider(url, settings, storage, scope, redirect_handler, callback_handler)
+    if refresh_lock is not None:
+        provider.context.lock = refresh_lock
+    return provider
+
+
+def _authorization_code_provider(
+    url: str,
+    settings: OAuthSettings,
+    storage: FileTokenStorage,
+    scope: str | None,
+    redirect_handler: RedirectHandler | None,
+    callback_handler: CallbackHandler | None,
+) -> OAuthClientProvider:
+    show = redirect_handler or print_authorization_url
+    if callback_handler is not None:
+        # The response comes back some other way (a UI pastes it): the redirect URI is only named.
+        redirect_uri = storage.registered_redirect_uri() or LoopbackCallback(settings.redirect_port).redirect_uri
+        on_redirect, on_callback = show, callback_handler
+    else:
+        # Reuse the port the stored client registered, so a strict server still recognises the URI.
+        registered = storage.registered_redirect_uri() if not settings.redirect_port else None
+        port = settings.redirect_port or (urlsplit(registered).port if registered else None) or 0
+        loopback = LoopbackCallback(port, show=show)
+        redirect_uri = loopback.redirect_uri
+        on_redirect, on_callback = loopback.handle_redirect, loopback.handle_callback
+    preregistered = None
+    if settings.client_id is not None:
+        secret = settings.client_secret.get_secret_value() if settings.client_secret is not None else None
+        preregistered = OAuthClientInformationFull(
+            client_id=settings.client_id,
+            client_secret=secret,
+            redirect_uris=[AnyUrl(redirect_uri)],
+            token_endpoint_auth_method=settings.token_endpoint_auth_method
+            or ("client_secret_basic" if secret else "none"),
+        )
+    metadata = OAuthClientMetadata(
+        client_name=CLIENT_NAME,
+        redirect_uris=[AnyUrl(redirect_uri)],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        scope=scope,
+        token_endpoint_auth_method=settings.token_endpoint_auth_method,
+    )
+    return _AuthorizationCodeProvider(
+        server_url=url,
+        client_metadata=metadata,
+        storage=storage,
+        redirect_handler=on_redirect,
+        callback_handler=on_callback,
+        client_metadata_url=settings.client_metadata_url,
+        preregistered=preregistered,
+    )
+
+
+def _client_credentials_provider(
+    server: str, url: str, settings: OAuthSettings, storage: FileTokenStorage, scope: str | None
+) -> OAuthClientProvider:
+    assert settings.client_id is not None  # OAuthSettings validates this
+    if settings.issuer is None:
+        logger.warning(
+            "server %r: oauth.issuer is not set, so the MCP server decides which authorization server receives "
+            "the client credentials. Fix: set servers.%s.oauth.issuer to your authorization server's issuer URL.",
+            server,
+            server,
+        )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the SDK's deprecation warning for a missing issuer, reported above
+        if settings.token_endpoint_auth_method == "private_key_jwt":
+            assert settings.private_key is not None
+            assertion = SignedJWTParameters(
+                issuer=settings.client_id,
+                subject=settings.client_id,
+                signing_key=settings.private_key.get_secret_value(),
+                signing_algorithm=settings.signing_algorithm,
+            )
+            return _PrivateKeyJWTProvider(
+                server_url=url,
+                storage=storage,
+                client_id=settings.client_id,
+                assertion_provider=assertion.create_assertion_provider(),
+                scope=scope,
+                issuer=settings.issuer,
+            )
+        assert settings.client_secret is not None
+        method = settings.token_endpoint_auth_method or "client_secret_basic"
+        assert method in ("client_secret_basic", "client_secret_post")  # OAuthSettings validates this
+        return _ClientCredentialsProvider(
+            server_url=url,
+            storage=storage,
+            client_id=settings.client_id,
+            client_secret=settings.client_secret.get_secret_value(),
+            token_endpoint_auth_method=method,  # type: ignore[arg-type]
+            scope=scope,
+            issuer=settings.issuer,
+        )
+
+
+class OAuthProviders:
+    """Makes each server's OAuth provider (`Host(auth_provider_factory=OAuthProviders(...))`).
+
+    Called once per session; every provider for one server shares that server's refresh lock.
+    """
+
+    def __init__(
+        self,
+        storage_dir: Path | None = None,
+        *,
+        redirect_handler: RedirectHandler | None = None,
+        callback_handler: CallbackHandler | None = None,
+    ) -> None:
+        self.storage_dir = storage_dir if storage_dir is not None else oauth_storage_dir()
+        self.redirect_handler = redirect_handler
+        self.callback_handler = callback_handler
+        self._locks: dict[str, anyio.Lock] = {}
+
+    def __call__(self, spec: ServerSpec) -> httpx2.Auth | None:
+        if getattr(spec, "oauth", None) is None:
+            return None
+        return oauth_provider_for(
+            spec,
+            storage_dir=self.storage_dir,
+            redirect_handler=self.redirect_handler,
+            callback_handler=self.callback_handler,
+            refresh_lock=self.lock_for(spec.name),
+        )
+
+    def lock_for(self, server: str) -> anyio.Lock:
+        """The lock every provider of `server` refreshes under."""
+        return self._locks.setdefault(server, anyio.Lock())
+
+    def storage_for(self, spec: ServerSpec) -> FileTokenStorage:
+        """The token storage of `spec` (to sign out, or to inspect what is stored)."""
+        return FileTokenStorage(token_file(self.storage_dir, spec.name), server_url=getattr(spec, "url", None))

@@ -1,0 +1,41 @@
+"""The store: dynamic servers, call and management audit, API tokens and tool pins in a database.
+
+SQLite in the data directory by default, PostgreSQL given its URL; the schema is migrated with
+Alembic when a `Store` opens.
+"""
+
+from mcpstation.store._location import DATA_DIR_ENV_VAR, DATABASE_FILE_NAME, default_data_dir
+from mcpstation.store._specs import REDACTED
+from mcpstation.store.records import (
+    CALL_OUTCOMES,
+    ROLES,
+    SERVER_STATUSES,
+    ActionRecord,
+    ApiToken,
+    CallOutcome,
+    CallRecord,
+    DynamicServer,
+    Role,
+    ServerStatus,
+    ToolPin,
+)
+from mcpstation.store.store import Store
+
+__all__ = [
+    "CALL_OUTCOMES",
+    "DATABASE_FILE_NAME",
+    "DATA_DIR_ENV_VAR",
+    "REDACTED",
+    "ROLES",
+    "SERVER_STATUSES",
+    "ActionRecord",
+    "ApiToken",
+    "CallOutcome",
+    "CallRecord",
+    "DynamicServer",
+    "Role",
+    "ServerStatus",
+    "Store",
+    "ToolPin",
+    "default_data_dir",
+]

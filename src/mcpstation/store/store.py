@@ -1,0 +1,704 @@
+"""The store: dynamic servers, call and management audit, API tokens and tool pins in one database.
+
+SQLite in the data directory by default, PostgreSQL when given its URL; the schema is migrated to
+the newest revision every time a store opens. Every change runs in one transaction with its
+`management_audit` row, so a change that fails leaves no trace and an audited change cannot be
+lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import secrets
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Self
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Row
+from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from mcpstation.config.models import ServerSpec
+from mcpstation.errors import StoreError, UsageError
+from mcpstation.store import _migrate
+from mcpstation.store._engine import WRITE_OPTION, create_engine
+from mcpstation.store._location import database_url, sqlite_file
+from mcpstation.store._schema import api_tokens, call_audit, dynamic_servers, management_audit, tool_pins
+from mcpstation.store._specs import audit_detail, dump_spec, keep_redacted_secrets, load_spec, redact
+from mcpstation.store.records import (
+    ACTION_ADD,
+    ACTION_APPROVE,
+    ACTION_APPROVE_PIN,
+    ACTION_CREATE_TOKEN,
+    ACTION_DISABLE,
+    ACTION_ENABLE,
+    ACTION_NOTE,
+    ACTION_REMOVE,
+    ACTION_REVOKE_TOKEN,
+    ACTION_SUSPEND,
+    ACTION_UPDATE,
+    CALL_OUTCOMES,
+    ROLES,
+    SERVER_STATUSES,
+    ActionRecord,
+    ApiToken,
+    CallOutcome,
+    CallRecord,
+    DynamicServer,
+    Role,
+    ServerStatus,
+    ToolPin,
+)
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_LIST_LIMIT = 100
+MAX_ERROR_CHARS = 4000  # error text kept per audited call; the rest is cut
+TOKEN_PREFIX = "mcps_"  # makes a leaked token recognisable to secret scanners
+TOKEN_BYTES = 32
+LAST_USED_RESOLUTION_S = 60.0  # `last_used_at` is rewritten at most this often per token
+
+
+class Store:
+    """The station's database. Open with `await Store.open(...)`, close with `aclose()` or `async with`."""
+
+    def __init__(self, engine: AsyncEngine, *, label: str, keep_call_arguments: bool = False) -> None:
+        """Wrap an engine whose database is already migrated; use `Store.open` instead."""
+        self._engine = engine
+        self._label = label
+        self._keep_call_arguments = keep_call_arguments
+        self._readers = async_sessionmaker(engine, expire_on_commit=False)
+        self._writers = async_sessionmaker(engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False)
+        self._closed = False
+
+    @classmethod
+    async def open(
+        cls,
+        url: str | None = None,
+        *,
+        data_dir: Path | None = None,
+        schema: str | None = None,
+        keep_call_arguments: bool = False,
+    ) -> Store:
+        """Open (creating if needed) the database and migrate it to the newest schema.
+
+        Args:
+            url: `postgresql+asyncpg://...` (or `postgresql://...`) or `sqlite:///path`; None means
+                SQLite in `data_dir`.
+            data_dir: where the default SQLite file `mcpstation.db` lives; None means
+                `$MCPSTATION_DATA_DIR`, `$XDG_DATA_HOME/mcpstation` or `~/.local/share/mcpstation`.
+            schema: PostgreSQL only: the schema to keep the tables in (created if missing).
+            keep_call_arguments: whether `record_call` stores the arguments themselves, not only
+                their size and SHA-256.
+
+        Raises:
+            StoreError: the directory or database cannot be created or reached, a migration failed,
+                or the database was written by a newer mcpstation.
+            UsageError: `schema` given for SQLite.
+        """
+        target = database_url(url, data_dir=data_dir)
+        label = target.render_as_string(hide_password=True)
+        if schema is not None and target.get_backend_name() != "postgresql":
+            raise UsageError("schema= applies to PostgreSQL only.")
+        file = sqlite_file(target)
+        if file is not None:
+            _create_database_file(file)
+        engine = create_engine(target, schema=schema)
+        try:
+            await _migrate.upgrade(engine, schema=schema, label=label)
+        except (SQLAlchemyError, OSError) as exc:
+            await engine.dispose()
+            raise StoreError(f"cannot open the store at {label}: {_describe(exc)}") from exc
+        except BaseException:
+            await engine.dispose()
+            raise
+        logger.info("store open at %s", label)
+        return cls(engine, label=label, keep_call_arguments=keep_call_arguments)
+
+    @property
+    def url(self) -> str:
+        """The database URL, password hidden."""
+        return self._label
+
+    @property
+    def engine(self) -> AsyncEngine:
+        """The engine underneath, for tests and maintenance tools."""
+        return self._engine
+
+    async def aclose(self) -> None:
+        """Close every pooled connection. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        await self._engine.dispose()
+        logger.info("store closed at %s", self._label)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<Store {self._label} {state}>"
+
+    async def schema_revision(self) -> str | None:
+        """The schema revision the database is at (the newest this release knows, once open)."""
+        self._check_open()
+        return await _migrate.current_revision(self._engine)
+
+    # -- dynamic servers -------------------------------------------------------------------------
+
+    async def add_dynamic_server(
+        self, spec: ServerSpec, *, actor: str, status: ServerStatus = "active", note: str | None = None
+    ) -> DynamicServer:
+        """Add a server (secrets kept, to reconnect after a restart) and audit it as `add`.
+
+        Raises:
+            StoreError: a dynamic server with that name exists; nothing was written.
+        """
+        _check_actor(actor)
+        _check_status(status)
+        now = _now()
+        stored = dump_spec(spec)
+        async with self._transaction(write=True, doing=f"adding dynamic server {spec.name!r}") as session:
+            try:
+                await session.execute(
+                    sa.insert(dynamic_servers).values(
+                        name=spec.name,
+                        spec=stored,
+                        transport=spec.transport,
+                        enabled=spec.enabled,
+                        status=status,
+                        note=note,
+                        added_by=actor,
+                        added_at=now,
+                        updated_at=now,
+                    )
+                )
+            except IntegrityError:
+                raise StoreError(
+                    f"a dynamic server named {spec.name!r} already exists. Remove it first, or choose another name."
+                ) from None
+            await self._write_action(session, ACTION_ADD, actor=actor, server=spec.name, detail=audit_detail(spec))
+        logger.info("dynamic server %r added by %s (%s)", spec.name, actor, status)
+        return DynamicServer(spec.name, redact(spec), spec.enabled, status, note, actor, now, now)
+
+    async def update_dynamic_server(
+        self,
+        name: str,
+        *,
+        actor: str,
+        enabled: bool | None = None,
+        spec: ServerSpec | None = None,
+        status: ServerStatus | None = None,
+        note: str | None = None,
+    ) -> DynamicServer:
+        """Change a server; each kind of change is audited (`update`, `enable`/`disable`,
+        `approve`/`suspend`, `note`) in the same transaction. No change writes nothing.
+
+        A secret in `spec` that still reads `**********` (from a listing) keeps its stored value.
+        `enabled` wins over `spec.enabled`.
+
+        Raises:
+            StoreError: no dynamic server has that name; nothing was written.
+            UsageError: `spec` has another name (remove and add to rename).
+        """
+        _check_actor(actor)
+        if status is not None:
+            _check_status(status)
+        if spec is not None and spec.name != name:
+            raise UsageError(f"the spec is named {spec.name!r}, not {name!r}; remove and add to rename a server.")
+        async with self._transaction(write=True, doing=f"updating dynamic server {name!r}") as session:
+            row = await self._locked_server_row(session, name)
+            old_spec = load_spec(row.spec, name=name)
+            new_spec = old_spec if spec is None else keep_redacted_secrets(spec, old_spec)
+            new_enabled = enabled if enabled is not None else (new_spec.enabled if spec is not None else row.enabled)
+            new_spec = new_spec.model_copy(update={"enabled": new_enabled})
+            new_status: ServerStatus = status if status is not None else row.status
+            new_note = note if note is not None else row.note
+            actions: list[tuple[str, dict[str, Any]]] = []
+            if spec is not None and dump_spec(new_spec.model_copy(update={"enabled": row.enabled})) != row.spec:
+                actions.append((ACTION_UPDATE, audit_detail(new_spec)))
+            if new_enabled != row.enabled:
+                actions.append((ACTION_ENABLE if new_enabled else ACTION_DISABLE, {}))
+            note_detail = {"note": new_note} if new_note != row.note else {}
+            if new_status != row.status:
+                actions.append((ACTION_APPROVE if new_status == "active" else ACTION_SUSPEND, note_detail))
+            elif note_detail:
+                actions.append((ACTION_NOTE, note_detail))
+            if not actions:
+                return _server_record(row, reveal_secrets=False)
+            now = _now()
+            await session.execute(
+                sa.update(dynamic_servers)
+                .where(dynamic_servers.c.name == name)
+                .values(
+                    spec=dump_spec(new_spec),
+                    transport=new_spec.transport,
+                    enabled=new_enabled,
+                    status=new_status,
+                    note=new_note,
+                    updated_at=now,
+                )
+            )
+            for action, detail in actions:
+                await self._write_action(session, action, actor=actor, server=name, detail=detail)
+        logger.info("dynamic server %r changed by %s: %s", name, actor, ", ".join(action for action, _ in actions))
+        return DynamicServer(
+            name, redact(new_spec), new_enabled, new_status, new_note, row.added_by, _utc(row.added_at), now
+        )
+
+    async def remove_dynamic_server(self, name: str, *, actor: str) -> DynamicServer:
+        """Delete a server and audit it as `remove`; returns what was removed (redacted).
+
+        Raises:
+            StoreError: no dynamic server has that name; nothing was written.
+        """
+        _check_actor(actor)
+        async with self._transaction(write=True, doing=f"removing dynamic server {name!r}") as session:
+            row = await self._locked_server_row(session, name)
+            removed = _server_record(row, reveal_secrets=False)
+            await session.execute(sa.delete(dynamic_servers).where(dynamic_servers.c.name == name))
+            detail = audit_detail(removed.spec)
+            await self._write_action(session, ACTION_REMOVE, actor=actor, server=name, detail=detail)
+        logger.info("dynamic server %r removed by %s", name, actor)
+        return removed
+
+    async def get_dynamic_server(self, name: str, *, reveal_secrets: bool = False) -> DynamicServer | None:
+        """One server, secrets redacted unless `reveal_secrets` (to connect it); None if absent."""
+        async with self._transaction(doing=f"reading dynamic server {name!r}") as session:
+            row = (await session.execute(sa.select(dynamic_servers).where(dynamic_servers.c.name == name))).first()
+        return None if row is None else _server_record(row, reveal_secrets=reveal_secrets)
+
+    async def list_dynamic_servers(self) -> tuple[DynamicServer, ...]:
+        """Every dynamic server by name, secrets always redacted."""
+        async with self._transaction(doing="listing dynamic servers") as session:
+            rows = (await session.execute(sa.select(dynamic_servers).order_by(dynamic_servers.c.name))).all()
+        return tuple(_server_record(row, reveal_secrets=False) for row in rows)
+
+    async def connectable_specs(self) -> tuple[ServerSpec, ...]:
+        """The full specs (secrets in clear) of every enabled, approved server: what to connect."""
+        query = (
+            sa.select(dynamic_servers)
+            .where(dynamic_servers.c.enabled.is_(True), dynamic_servers.c.status == "active")
+            .order_by(dynamic_servers.c.name)
+        )
+        async with self._transaction(doing="reading dynamic servers to connect") as session:
+            rows = (await session.execute(query)).all()
+        return tuple(_server_record(row, reveal_secrets=True).spec for row in rows)
+
+    # -- audit -----------------------------------------------------------------------------------
+
+    async def record_call(
+        self,
+        server: str,
+        tool: str,
+        *,
+        outcome: CallOutcome,
+        duration_s: float,
+        caller: str | None = None,
+        arguments: Mapping[str, Any] | None = None,
+        error: str | None = None,
+        at: datetime | None = None,
+    ) -> CallRecord:
+        """Audit one tool call: its arguments' size and SHA-256 (of canonical JSON), and the
+        arguments themselves only if the store was opened with `keep_call_arguments`.
+        """
+        if outcome not in CALL_OUTCOMES:
+            raise UsageError(f"outcome must be one of {', '.join(CALL_OUTCOMES)}, not {outcome!r}.")
+        canonical = b"" if arguments is None else _canonical_json(arguments)
+        kept = json.loads(canonical) if self._keep_call_arguments and arguments is not None else None
+        error_text = None if error is None else error[:MAX_ERROR_CHARS]
+        when = _now() if at is None else _utc(at)
+        values = {
+            "at": when,
+            "server": server,
+            "tool": tool,
+            "caller": caller,
+            "argument_bytes": len(canonical),
+            "argument_sha256": hashlib.sha256(canonical).hexdigest(),
+            "arguments": kept,
+            "outcome": outcome,
+            "error": error_text,
+            "duration_s": float(duration_s),
+        }
+        async with self._transaction(write=True, doing=f"auditing a call to {server!r}/{tool!r}") as session:
+            result = await session.execute(sa.insert(call_audit).values(**values).returning(call_audit.c.id))
+            call_id = int(result.scalar_one())
+        return CallRecord(id=call_id, **values)
+
+    async def list_calls(
+        self, server: str | None = None, since: datetime | None = None, limit: int = DEFAULT_LIST_LIMIT
+    ) -> tuple[CallRecord, ...]:
+        """Audited calls, newest first; of one `server`, and at or after `since`, when given."""
+        query = sa.select(call_audit).order_by(call_audit.c.at.desc(), call_audit.c.id.desc()).limit(_limit(limit))
+        if server is not None:
+            query = query.where(call_audit.c.server == server)
+        if since is not None:
+            query = query.where(call_audit.c.at >= _utc(since))
+        async with self._transaction(doing="listing audited calls") as session:
+            rows = (await session.execute(query)).all()
+        return tuple(_call_record(row) for row in rows)
+
+    async def record_action(
+        self,
+        action: str,
+        *,
+        actor: str,
+        server: str | None = None,
+        detail: Mapping[str, Any] | None = None,
+    ) -> ActionRecord:
+        """Audit a management action the store does not perform itself (e.g. `reload`).
+
+        `detail` is JSON naming what was acted on (a command line, a URL); never put secret
+        values in it.
+        """
+        _check_actor(actor)
+        if not action:
+            raise UsageError("an audited action needs a name.")
+        async with self._transaction(write=True, doing=f"auditing action {action!r}") as session:
+            return await self._write_action(session, action, actor=actor, server=server, detail=dict(detail or {}))
+
+    async def list_actions(
+        self, server: str | None = None, since: datetime | None = None, limit: int = DEFAULT_LIST_LIMIT
+    ) -> tuple[ActionRecord, ...]:
+        """Audited management actions, newest first; of one `server`, and at or after `since`."""
+        query = (
+            sa.select(management_audit)
+            .order_by(management_audit.c.at.desc(), management_audit.c.id.desc())
+            .limit(_limit(limit))
+        )
+        if server is not None:
+            query = query.where(management_audit.c.server == server)
+        if since is not None:
+            query = query.where(management_audit.c.at >= _utc(since))
+        async with self._transaction(doing="listing audited actions") as session:
+            rows = (await session.execute(query)).all()
+        return tuple(_action_record(row) for row in rows)
+
+    # -- API tokens ------------------------------------------------------------------------------
+
+    async def create_token(self, name: str, role: Role, *, actor: str = "local") -> tuple[str, ApiToken]:
+        """Make a token; returns it in clear this once, and keeps only its SHA-256.
+
+        Raises:
+            StoreError: a token with that name exists.
+            UsageError: an empty name or an unknown role.
+        """
+        _check_actor(actor)
+        if not name:
+            raise UsageError("a token needs a name (what it is for).")
+        if role not in ROLES:
+            raise UsageError(f"role must be one of {', '.join(ROLES)}, not {role!r}.")
+        token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
+        now = _now()
+        async with self._transaction(write=True, doing=f"creating API token {name!r}") as session:
+            try:
+                result = await session.execute(
+                    sa.insert(api_tokens)
+                    .values(name=name, role=role, token_sha256=_token_hash(token), created_at=now)
+                    .returning(api_tokens.c.id)
+                )
+            except IntegrityError:
+                raise StoreError(
+                    f"an API token named {name!r} exists. Revoke it first, or choose another name."
+                ) from None
+            token_id = int(result.scalar_one())
+            await self._write_action(
+                session, ACTION_CREATE_TOKEN, actor=actor, server=None, detail={"name": name, "role": role}
+            )
+        logger.info("API token %r (%s) created by %s", name, role, actor)
+        return token, ApiToken(token_id, name, role, now, None)
+
+    async def verify_token(self, token: str) -> ApiToken | None:
+        """The token's record if `token` is one the store issued (and not revoked), else None."""
+        digest = _token_hash(token)
+        query = sa.select(api_tokens).where(api_tokens.c.token_sha256 == digest)
+        async with self._transaction(doing="verifying an API token") as session:
+            row = (await session.execute(query)).first()
+        if row is None:
+            return None
+        record = _token_record(row)
+        now = _now()
+        if record.last_used_at is not None and now - record.last_used_at < timedelta(seconds=LAST_USED_RESOLUTION_S):
+            return record
+        async with self._transaction(write=True, doing="noting an API token's use") as session:
+            await session.execute(sa.update(api_tokens).where(api_tokens.c.id == record.id).values(last_used_at=now))
+        return ApiToken(record.id, record.name, record.role, record.created_at, now)
+
+    async def list_tokens(self) -> tuple[ApiToken, ...]:
+        """Every token's public facts, by name."""
+        async with self._transaction(doing="listing API tokens") as session:
+            rows = (await session.execute(sa.select(api_tokens).order_by(api_tokens.c.name))).all()
+        return tuple(_token_record(row) for row in rows)
+
+    async def revoke_token(self, name: str, *, actor: str) -> ApiToken:
+        """Delete a token by name, audited as `revoke_token`.
+
+        Raises:
+            StoreError: no token has that name; nothing was written.
+        """
+        _check_actor(actor)
+        async with self._transaction(write=True, doing=f"revoking API token {name!r}") as session:
+            row = (await session.execute(sa.select(api_tokens).where(api_tokens.c.name == name))).first()
+            if row is None:
+                raise StoreError(f"no API token named {name!r}.")
+            await session.execute(sa.delete(api_tokens).where(api_tokens.c.id == row.id))
+            await self._write_action(session, ACTION_REVOKE_TOKEN, actor=actor, server=None, detail={"name": name})
+        return _token_record(row)
+
+    # -- tool pins -------------------------------------------------------------------------------
+
+    async def get_pin(self, server: str, tool: str) -> ToolPin | None:
+        """The pin of `(server, tool)`, None if the tool was never pinned."""
+        async with self._transaction(doing=f"reading the pin of {server!r}/{tool!r}") as session:
+            row = (await session.execute(_pin_query(server, tool))).first()
+        return None if row is None else _pin_record(row)
+
+    async def set_pin(self, server: str, tool: str, fingerprint: str, *, approved: bool = False) -> ToolPin:
+        """Pin `fingerprint` for `(server, tool)`.
+
+        A new pin, or a different fingerprint, starts over: `first_seen` is now and the pin is
+        unapproved unless `approved`. The same fingerprint again changes nothing (except approving
+        it when `approved`).
+        """
+        if not fingerprint:
+            raise UsageError("a pin needs a fingerprint.")
+        now = _now()
+        async with self._transaction(write=True, doing=f"pinning {server!r}/{tool!r}") as session:
+            row = (await session.execute(_pin_query(server, tool).with_for_update())).first()
+            if row is None:
+                pin = ToolPin(server, tool, fingerprint, now, now if approved else None)
+                await session.execute(sa.insert(tool_pins).values(**_pin_values(pin)))
+                return pin
+            current = _pin_record(row)
+            if current.fingerprint != fingerprint:
+                pin = ToolPin(server, tool, fingerprint, now, now if approved else None)
+            elif approved and not current.is_approved:
+                pin = ToolPin(server, tool, fingerprint, current.first_seen, now)
+            else:
+                return current
+            await session.execute(_pin_update(server, tool).values(**_pin_values(pin)))
+            return pin
+
+    async def approve_pin(self, server: str, tool: str, *, actor: str, fingerprint: str | None = None) -> ToolPin:
+        """A person approves the tool as pinned (or, given `fingerprint`, as it now is); audited
+        as `approve_pin` in the same transaction.
+
+        Raises:
+            StoreError: the tool has no pin and no `fingerprint` was given.
+        """
+        _check_actor(actor)
+        now = _now()
+        async with self._transaction(write=True, doing=f"approving the pin of {server!r}/{tool!r}") as session:
+            row = (await session.execute(_pin_query(server, tool).with_for_update())).first()
+            if row is None:
+                if fingerprint is None:
+                    raise StoreError(f"tool {tool!r} of server {server!r} has no pin to approve.")
+                pin = ToolPin(server, tool, fingerprint, now, now)
+                await session.execute(sa.insert(tool_pins).values(**_pin_values(pin)))
+            else:
+                current = _pin_record(row)
+                if fingerprint is None or fingerprint == current.fingerprint:
+                    pin = ToolPin(server, tool, current.fingerprint, current.first_seen, now)
+                else:
+                    pin = ToolPin(server, tool, fingerprint, now, now)
+                await session.execute(_pin_update(server, tool).values(**_pin_values(pin)))
+            await self._write_action(
+                session,
+                ACTION_APPROVE_PIN,
+                actor=actor,
+                server=server,
+                detail={"tool": tool, "fingerprint": pin.fingerprint},
+            )
+        return pin
+
+    async def list_pins(self, server: str | None = None) -> tuple[ToolPin, ...]:
+        """Every pin (of one `server`, when given), by server and tool."""
+        query = sa.select(tool_pins).order_by(tool_pins.c.server, tool_pins.c.tool)
+        if server is not None:
+            query = query.where(tool_pins.c.server == server)
+        async with self._transaction(doing="listing tool pins") as session:
+            rows = (await session.execute(query)).all()
+        return tuple(_pin_record(row) for row in rows)
+
+    # -- the seam --------------------------------------------------------------------------------
+
+    @asynccontextmanager
+    async def _transaction(self, *, doing: str, write: bool = False) -> AsyncIterator[AsyncSession]:
+        """One session in one transaction, committed on exit and rolled back on any exception.
+
+        The one place database exceptions become `StoreError`. Writers take SQLite's write lock
+        at BEGIN, so two processes never deadlock upgrading a read lock.
+        """
+        self._check_open()
+        sessions = self._writers if write else self._readers
+        try:
+            async with sessions.begin() as session:
+                yield session
+        except SQLAlchemyError as exc:
+            raise StoreError(f"{doing} failed in the store at {self._label}: {_describe(exc)}") from exc
+        except OSError as exc:  # a PostgreSQL connection refused or reset
+            raise StoreError(f"{doing} failed: cannot reach the store at {self._label}: {_describe(exc)}") from exc
+
+    async def _write_action(
+        self, session: AsyncSession, action: str, *, actor: str, server: str | None, detail: Mapping[str, Any]
+    ) -> ActionRecord:
+        values = {"at": _now(), "actor": actor, "action": action, "server": server, "detail": dict(detail)}
+        result = await session.execute(sa.insert(management_audit).values(**values).returning(management_audit.c.id))
+        return ActionRecord(id=int(result.scalar_one()), **values)
+
+    async def _locked_server_row(self, session: AsyncSession, name: str) -> Row[Any]:
+        query = sa.select(dynamic_servers).where(dynamic_servers.c.name == name).with_for_update()
+        row = (await session.execute(query)).first()
+        if row is None:
+            raise StoreError(f"no dynamic server named {name!r}. `mcpstation servers list` shows the servers.")
+        return row
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise UsageError(f"the store at {self._label} is closed.")
+
+
+def _create_database_file(file: Path) -> None:
+    # The file holds secrets (dynamic servers' env and headers): readable by its owner only.
+    try:
+        file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        descriptor = os.open(file, os.O_CREAT | os.O_RDWR, 0o600)
+        os.close(descriptor)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the store's database {file}: {exc.strerror or exc}. "
+            "Fix: make the directory writable, or choose another with --data-dir or MCPSTATION_DATA_DIR."
+        ) from exc
+
+
+def _describe(exc: BaseException) -> str:
+    # The driver's message only: SQLAlchemy's own text includes the statement.
+    if isinstance(exc, DBAPIError) and exc.orig is not None:
+        exc = exc.orig
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _utc(value: datetime) -> datetime:
+    """Aware UTC: SQLite gives back naive datetimes (stored as UTC); naive input is taken as UTC."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def _maybe_utc(value: datetime | None) -> datetime | None:
+    return None if value is None else _utc(value)
+
+
+def _check_actor(actor: str) -> None:
+    if not actor:
+        raise UsageError("a change needs an actor (who asked for it) for the audit.")
+
+
+def _check_status(status: str) -> None:
+    if status not in SERVER_STATUSES:
+        raise UsageError(f"status must be one of {', '.join(SERVER_STATUSES)}, not {status!r}.")
+
+
+def _limit(limit: int) -> int:
+    if limit < 1:
+        raise UsageError(f"limit must be at least 1, not {limit}.")
+    return limit
+
+
+def _canonical_json(arguments: Mapping[str, Any]) -> bytes:
+    # Sorted keys and no spaces: equal arguments hash equal whatever order the LLM wrote them in.
+    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
+    return text.encode("utf-8")
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def _server_record(row: Row[Any], *, reveal_secrets: bool) -> DynamicServer:
+    spec = load_spec(row.spec, name=row.name).model_copy(update={"enabled": row.enabled})
+    return DynamicServer(
+        name=row.name,
+        spec=spec if reveal_secrets else redact(spec),
+        enabled=row.enabled,
+        status=row.status,
+        note=row.note,
+        added_by=row.added_by,
+        added_at=_utc(row.added_at),
+        updated_at=_utc(row.updated_at),
+    )
+
+
+def _call_record(row: Row[Any]) -> CallRecord:
+    return CallRecord(
+        id=int(row.id),
+        at=_utc(row.at),
+        server=row.server,
+        tool=row.tool,
+        caller=row.caller,
+        argument_bytes=row.argument_bytes,
+        argument_sha256=row.argument_sha256,
+        arguments=row.arguments,
+        outcome=row.outcome,
+        error=row.error,
+        duration_s=row.duration_s,
+    )
+
+
+def _action_record(row: Row[Any]) -> ActionRecord:
+    return ActionRecord(
+        id=int(row.id), at=_utc(row.at), actor=row.actor, action=row.action, server=row.server, detail=row.detail
+    )
+
+
+def _token_record(row: Row[Any]) -> ApiToken:
+    return ApiToken(
+        id=int(row.id),
+        name=row.name,
+        role=row.role,
+        created_at=_utc(row.created_at),
+        last_used_at=_maybe_utc(row.last_used_at),
+    )
+
+
+def _pin_record(row: Row[Any]) -> ToolPin:
+    return ToolPin(
+        server=row.server,
+        tool=row.tool,
+        fingerprint=row.fingerprint,
+        first_seen=_utc(row.first_seen),
+        approved_at=_maybe_utc(row.approved_at),
+    )
+
+
+def _pin_query(server: str, tool: str) -> sa.Select[Any]:
+    return sa.select(tool_pins).where(tool_pins.c.server == server, tool_pins.c.tool == tool)
+
+
+def _pin_update(server: str, tool: str) -> sa.Update:
+    return sa.update(tool_pins).where(tool_pins.c.server == server, tool_pins.c.tool == tool)
+
+
+def _pin_values(pin: ToolPin) -> dict[str, Any]:
+    return {
+        "server": pin.server,
+        "tool": pin.tool,
+        "fingerprint": pin.fingerprint,
+        "first_seen": pin.first_seen,
+        "approved_at": pin.approved_at,
+    }
