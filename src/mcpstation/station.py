@@ -21,6 +21,7 @@ import mcp_types as types
 from anyio.abc import TaskGroup
 from mcp.client.session import ProgressFnT
 
+from mcpstation.calls import Caller, CallHandler, CallLayer, CallRequest, compose
 from mcpstation.catalog import Catalog, CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool, ToolResult
 from mcpstation.catalog.results import content_size
 from mcpstation.config.loader import load_config
@@ -135,6 +136,8 @@ class Station:
         self._accepting = False
         self._on_change = on_change
         self._reported_conflicts: set[tuple[str, str, str]] = set()
+        self._extra_layers: list[CallLayer] = []
+        self._call_path: CallHandler = self._build_call_path()
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Station:
@@ -334,6 +337,7 @@ class Station:
         *,
         timeout_s: float | None = None,
         progress: ProgressFnT | None = None,
+        caller: Caller | None = None,
     ) -> ToolResult:
         """Call a tool by its public name; every failure comes back as `ToolResult(ok=False)`.
 
@@ -341,41 +345,86 @@ class Station:
             UsageError: the station is not running (programming misuse).
         """
         self._require_running()
-        started = time.perf_counter()
         catalog = self.catalog
         entry = catalog.tools.get(name)
         if entry is None:
             return ToolResult.failure(name, str(ToolNotFound(name, catalog.suggest(name))))
+        request = CallRequest(entry, arguments or {}, caller or Caller(), timeout_s, progress)
+        return await self._call_path(request)
+
+    def _build_call_path(self) -> CallHandler:
+        """The layers every tool call passes, outermost first; the innermost talks to the server."""
+        layers: list[CallLayer] = [*self._extra_layers, self._bounded]
+        return compose(self._send_call, layers)
+
+    async def _send_call(self, request: CallRequest) -> ToolResult:
+        entry = request.entry
+        started = time.perf_counter()
         connection = self._connections.get(entry.server)
         if connection is None:
             return ToolResult.failure(
-                name, f"server {entry.server!r} is not running", server=entry.server, tool=entry.tool
+                entry.name, f"server {entry.server!r} is not running", server=entry.server, tool=entry.tool
             )
         try:
-            raw = await connection.call_tool(entry.tool, arguments, timeout_s=timeout_s, progress=progress)
+            raw = await connection.call_tool(
+                entry.tool, request.arguments, timeout_s=request.timeout_s, progress=request.progress
+            )
         except (CallError, ServerError) as exc:
             return ToolResult.failure(
-                name, str(exc), server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
+                entry.name, str(exc), server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
             )
-        result = ToolResult.from_sdk(
-            raw, name=name, server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
+        return ToolResult.from_sdk(
+            raw, name=entry.name, server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
         )
-        return self._bounded(result, connection)
 
-    def _bounded(self, result: ToolResult, connection: ServerConnection) -> ToolResult:
+    def _bounded(self, handler: CallHandler) -> CallHandler:
         """Fail results over the hard cap; cut those over `max_result_bytes`, head and tail kept."""
-        settings = self.config.station
-        size = content_size(result.content)
-        if size > settings.hard_max_result_bytes:
-            return ToolResult.failure(
-                result.name,
-                f"the result of {result.tool!r} is {size} bytes, over the hard cap of "
-                f"{settings.hard_max_result_bytes} bytes; ask for less (a narrower query, a page, a range)",
-                server=result.server,
-                tool=result.tool,
-                duration_s=result.duration_s,
-            )
-        return result.capped(connection.spec.max_result_bytes or settings.max_result_bytes)
+
+        async def bounded(request: CallRequest) -> ToolResult:
+            result = await handler(request)
+            settings = self.config.station
+            size = content_size(result.content)
+            if size > settings.hard_max_result_bytes:
+                return ToolResult.failure(
+                    result.name,
+                    f"the result of {result.tool!r} is {size} bytes, over the hard cap of "
+                    f"{settings.hard_max_result_bytes} bytes; ask for less (a narrower query, a page, a range)",
+                    server=result.server,
+                    tool=result.tool,
+                    duration_s=result.duration_s,
+                )
+            connection = self._connections.get(request.entry.server)
+            spec_cap = connection.spec.max_result_bytes if connection is not None else None
+            return result.capped(spec_cap or settings.max_result_bytes, size=size)
+
+        return bounded
+
+    async def complete(
+        self,
+        ref: types.PromptReference | types.ResourceTemplateReference,
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> types.CompleteResult:
+        """Complete a prompt or template argument, routed to the server that owns it.
+
+        A prompt reference uses the prompt's public name; a template reference its URI template.
+
+        Raises:
+            ToolNotFound, ServerUnavailable, ConnectionLost, CallTimeout, RemoteError.
+        """
+        self._require_running()
+        catalog = self.catalog
+        if isinstance(ref, types.PromptReference):
+            prompt = catalog.prompts.get(ref.name)
+            if prompt is None:
+                raise ToolNotFound(ref.name, catalog.suggest(ref.name, "prompt"), kind="prompt")
+            server, target = prompt.server, types.PromptReference(type="ref/prompt", name=prompt.prompt)
+        else:
+            template = catalog.templates.get(ref.uri)
+            if template is None:
+                raise ToolNotFound(ref.uri, kind="resource template")
+            server, target = template.server, ref
+        return await self.connection(server).complete(target, argument, context_arguments)
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None, *, timeout_s: float | None = None

@@ -105,15 +105,15 @@ async def test_ten_servers_taking_one_second_each_start_concurrently():
 
 
 async def test_overall_deadline_keeps_ready_servers_and_leaves_slow_ones_starting():
-    servers = [demo("fast"), demo("slow", "--startup-delay", "4", startup_timeout_s=30)]
+    servers = [tiny("fast"), tiny("slow", "--init-delay", "4", startup_timeout_s=30)]
     with anyio.fail_after(START_TIMEOUT_S):
-        async with Station(config(*servers, startup_timeout_s=2.5)) as station:
+        async with Station(config(*servers, startup_timeout_s=2.0)) as station:
             status = {s.name: s.state for s in station.status().servers}
             assert status == {"fast": "READY", "slow": "STARTING"}
             with anyio.fail_after(20):
                 await station.connection("slow").settled.wait()
             assert station.connection("slow").is_ready
-            assert "mcp_slow_add" in {t.name for t in station.tools}
+            assert "mcp_slow_echo" in {t.name for t in station.tools}
 
 
 async def test_pagination_is_followed_to_the_end():
@@ -157,3 +157,18 @@ async def test_secrets_never_appear_in_repr_or_status():
         async with Station(cfg) as station:
             assert secret not in repr(station.status())
             assert secret not in str(station.status().to_dict())
+
+
+async def test_completion_is_routed_to_the_prompts_owner():
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with Station(config(demo("demo"))) as station:
+            ref = types.PromptReference(type="ref/prompt", name="mcp_demo_greet")
+            completed = await station.complete(ref, {"name": "style", "value": "f"})
+            assert completed.completion.values == ["formal", "friendly", "funny"]
+            template = types.ResourceTemplateReference(type="ref/resource", uri="demo://notes/{note_id}")
+            notes = await station.complete(template, {"name": "note_id", "value": ""})
+            assert notes.completion.values
+            with pytest.raises(ToolNotFound):
+                await station.complete(
+                    types.PromptReference(type="ref/prompt", name="nope"), {"name": "x", "value": ""}
+                )

@@ -56,13 +56,14 @@ class ToolResult:
             "error": self.error,
         }
 
-    def capped(self, max_bytes: int) -> ToolResult:
+    def capped(self, max_bytes: int, *, size: int | None = None) -> ToolResult:
         """This result with its content cut to about `max_bytes`, head and tail kept, marked.
 
         Text is cut in the middle with a marker saying how much went; binary items that do not
         fit are replaced by a marker naming their type and size.
         """
-        size = content_size(self.content)
+        if size is None:
+            size = content_size(self.content)
         if size <= max_bytes:
             return self
         budget = max_bytes

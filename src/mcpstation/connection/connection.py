@@ -264,6 +264,24 @@ class ServerConnection:
             self._session_lost(str(exc))
             raise
 
+    async def complete(
+        self,
+        ref: types.PromptReference | types.ResourceTemplateReference,
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+        *,
+        timeout_s: float | None = None,
+    ) -> types.CompleteResult:
+        client = self._require_client("complete an argument")
+        timeout = timeout_s or self.call_timeout_s
+        try:
+            with translate_call_errors(server=self.name, tool="completion/complete", timeout_s=timeout):
+                with anyio.fail_after(timeout):
+                    return await client.complete(ref, argument, context_arguments)
+        except ConnectionLost as exc:
+            self._session_lost(str(exc))
+            raise
+
     def _session_lost(self, reason: str) -> None:
         """A request proved the session dead: let the owner task recycle it."""
         if self.state is ConnectionState.READY and not self._lost:

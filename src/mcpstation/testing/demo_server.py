@@ -137,6 +137,19 @@ def build_demo_server(name: str = "demo") -> MCPServer:
         """Ask for a status report (no arguments)."""
         return "Summarise the status of the demo server."
 
+    @mcp.completion()
+    async def complete(
+        ref: types.PromptReference | types.ResourceTemplateReference, argument: types.CompletionArgument, context: Any
+    ) -> types.Completion | None:
+        """Complete `greet`'s `style` and the notes template's `note_id`."""
+        if isinstance(ref, types.PromptReference) and ref.name == "greet" and argument.name == "style":
+            options = STYLES
+        elif isinstance(ref, types.ResourceTemplateReference) and argument.name == "note_id":
+            options = sorted(NOTES)
+        else:
+            return None
+        return types.Completion(values=[o for o in options if o.startswith(argument.value)], has_more=False)
+
     @mcp.resource("demo://readme", mime_type="text/plain")
     def readme() -> str:
         """What this server is."""
@@ -153,6 +166,9 @@ def build_demo_server(name: str = "demo") -> MCPServer:
         return NOTES.get(note_id, f"no note {note_id}")
 
     return mcp
+
+
+STYLES = ("formal", "friendly", "funny", "poetic")
 
 
 def _announce(where: str) -> None:
