@@ -18,6 +18,7 @@ import anyio
 import typer
 from rich.console import Console, Group
 from rich.live import Live
+from rich.progress import BarColumn, Progress, TextColumn
 
 from mcpstation.catalog import ToolResult, render_block
 from mcpstation.cli import _render
@@ -321,7 +322,21 @@ def call(
 
     async def body(station: Station) -> ToolResult:
         arguments = _parse_args_json(args, what=tool)
-        return await station.call_tool(tool, arguments, timeout_s=timeout)
+        if _wants_json(json_output) or not err.is_terminal:
+            return await station.call_tool(tool, arguments, timeout_s=timeout)
+        with Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[note]}"),
+            console=err,
+            transient=True,
+        ) as bar:
+            task = bar.add_task(tool, total=None, note="")
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                bar.update(task, completed=progress, total=total, note=message or "")
+
+            return await station.call_tool(tool, arguments, timeout_s=timeout, progress=on_progress)
 
     result = _run(body)
     if _wants_json(json_output):
