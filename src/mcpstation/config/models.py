@@ -6,6 +6,7 @@ are `SecretStr` so `repr`, logs and `--json` output never show them.
 
 from __future__ import annotations
 
+import ipaddress
 from typing import Annotated, Any, Literal
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -267,6 +268,22 @@ class PolicySettings(_Frozen):
         default=(), description="URL prefixes a server added at run time may use; empty allows none."
     )
     fetch_block_internal: bool = Field(default=True, description="Refuse fetches of internal addresses.")
+    allowed_internal_hosts: tuple[str, ...] = Field(
+        default=(), description="Internal host names or IP literals the URL guard lets through anyway."
+    )
+    allowed_internal_cidrs: tuple[str, ...] = Field(
+        default=(), description="Internal networks (CIDR) the URL guard lets through anyway."
+    )
+
+    @field_validator("allowed_internal_cidrs")
+    @classmethod
+    def _valid_cidrs(cls, cidrs: tuple[str, ...]) -> tuple[str, ...]:
+        for cidr in cidrs:
+            try:
+                ipaddress.ip_network(cidr, strict=False)
+            except ValueError as exc:
+                raise ValueError(f"{cidr!r} is not a network: {exc}") from None
+        return cidrs
 
 
 class PresetSettings(_Frozen):
@@ -274,6 +291,10 @@ class PresetSettings(_Frozen):
 
     fetch_enabled: bool = False
     fetch_user_agent: str | None = None
+    fetch_server: Literal["mcpstation", "mcp-server-fetch"] = Field(
+        default="mcpstation", description="Our guarded fetch server, or PyPI's mcp-server-fetch behind the guard."
+    )
+    fetch_ignore_robots_txt: bool = False
     exa_enabled: bool = False
 
 

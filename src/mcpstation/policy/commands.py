@@ -458,7 +458,8 @@ def classify_command(
             if not rest or rest[0] != "run":
                 return _confirm(f"uv tool {' '.join(rest[:1])} is not a server launch")
             rest = rest[1:]
-        return _runner_verdict(f"{name} {args[0]}", rest, allowed_packages, node=name in {"npm", "pnpm", "yarn", "bun"})
+        label = "uv tool run" if name == "uv" else f"{name} {args[0]}"
+        return _runner_verdict(label, rest, allowed_packages, node=name in {"npm", "pnpm", "yarn", "bun"})
     if name in INLINE_CODE_FLAGS:
         return _confirm(f"{name} runs a script that nothing vouches for")
     return _confirm(f"unknown executable {command!r}; not on the allowlist")

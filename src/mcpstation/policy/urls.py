@@ -24,6 +24,7 @@ from urllib.parse import SplitResult, urlsplit
 import anyio
 import idna
 
+from mcpstation.config.models import PolicySettings
 from mcpstation.policy.addresses import IPAddress, IPNetwork, blocked_reason, in_networks
 
 Purpose = Literal["fetch", "server"]
@@ -363,12 +364,12 @@ class UrlGuard:
         _allowed_networks(self.allowed_cidrs)  # a bad CIDR fails here, once, not per URL
 
     @classmethod
-    def from_policy(cls, policy: Any, *, resolver: Resolver | AsyncResolver | None = None) -> UrlGuard:
-        """The guard a `PolicySettings` describes."""
+    def from_policy(cls, policy: PolicySettings, *, resolver: Resolver | AsyncResolver | None = None) -> UrlGuard:
+        """The guard a `[policy]` table describes."""
         return cls(
-            allowed_hosts=tuple(getattr(policy, "allowed_internal_hosts", ())),
-            allowed_cidrs=tuple(getattr(policy, "allowed_internal_cidrs", ())),
-            block_internal=bool(getattr(policy, "fetch_block_internal", True)),
+            allowed_hosts=policy.allowed_internal_hosts,
+            allowed_cidrs=policy.allowed_internal_cidrs,
+            block_internal=policy.fetch_block_internal,
             resolver=resolver,
         )
 

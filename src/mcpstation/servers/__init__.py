@@ -1,0 +1,1 @@
+"""MCP servers the station ships: `python -m mcpstation.servers.<name>`."""

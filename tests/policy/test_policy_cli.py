@@ -1,0 +1,105 @@
+"""`mcpstation policy url|command`: JSON shapes and exit codes; no DNS (literals or a patched resolver)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from mcpstation.cli.policy import policy_app
+from mcpstation.policy import urls
+
+runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def no_real_dns(monkeypatch: pytest.MonkeyPatch) -> None:
+    table = {"example.com": ["93.184.216.34"], "internal.test": ["10.0.0.7"]}
+
+    def fake(host: str) -> list[str]:
+        if host not in table:
+            raise OSError(host)
+        return table[host]
+
+    monkeypatch.setattr(urls, "system_resolver", fake)
+
+
+def test_url_single_prints_one_object_and_exits_1_when_refused() -> None:
+    result = runner.invoke(policy_app, ["url", "http://127.1/", "--json"])
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data == {
+        "url": "http://127.1/",
+        "allowed": False,
+        "reason": "address 127.0.0.1, which is loopback",
+        "addresses": ["127.0.0.1"],
+    }
+
+
+def test_url_several_print_a_list_and_exit_0_when_all_allowed() -> None:
+    result = runner.invoke(policy_app, ["url", "http://example.com/", "https://8.8.8.8/", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert [d["allowed"] for d in data] == [True, True]
+    assert data[0]["addresses"] == ["93.184.216.34"]
+
+
+def test_url_mixed_exits_1() -> None:
+    result = runner.invoke(policy_app, ["url", "http://example.com/", "http://internal.test/", "--json"])
+    assert result.exit_code == 1
+    assert [d["allowed"] for d in json.loads(result.stdout)] == [True, False]
+
+
+def test_url_for_server_admits_websockets_and_fetch_does_not() -> None:
+    assert runner.invoke(policy_app, ["url", "wss://example.com/ws", "--for", "server"]).exit_code == 0
+    assert runner.invoke(policy_app, ["url", "wss://example.com/ws"]).exit_code == 1
+    assert runner.invoke(policy_app, ["url", "wss://example.com/ws", "--for", "nope"]).exit_code == 2
+
+
+def test_url_human_output_names_the_reason() -> None:
+    result = runner.invoke(policy_app, ["url", "http://169.254.169.254/"])
+    assert result.exit_code == 1
+    assert "refused" in result.stdout and "cloud metadata" in result.stdout
+
+
+def test_url_allow_options_are_explicit_exceptions() -> None:
+    assert runner.invoke(policy_app, ["url", "http://127.0.0.1:9/", "--allow-host", "127.0.0.1"]).exit_code == 0
+    assert runner.invoke(policy_app, ["url", "http://internal.test/", "--allow-cidr", "10.0.0.0/8"]).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "verdict"),
+    [
+        (["command", "--json", "--", "python", "-m", "mcpstation.servers.fetch"], 0, "allow"),
+        (["command", "--json", "--", "npx", "-y", "some-server"], 1, "confirm"),
+        (["command", "--json", "--", "bash", "-c", "id"], 2, "deny"),
+        (["command", "--json", "--env", "LD_PRELOAD=/tmp/x.so", "--", "mystery"], 2, "deny"),
+        (["command", "--json", "--allow-package", "some-server", "--", "npx", "-y", "some-server"], 0, "allow"),
+    ],
+)
+def test_command_prints_verdict_and_exit_code(argv: list[str], code: int, verdict: str) -> None:
+    result = runner.invoke(policy_app, argv)
+    assert result.exit_code == code, result.output
+    data = json.loads(result.stdout)
+    assert data["verdict"] == verdict and data["reason"]
+
+
+def test_command_rejects_a_malformed_env() -> None:
+    assert runner.invoke(policy_app, ["command", "--env", "NOEQUALS", "--", "x"]).exit_code == 2
+
+
+def test_policy_app_mounts_under_a_parent_app() -> None:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """A stand-in for the station's app."""
+
+    app.add_typer(policy_app, name="policy")
+    result = runner.invoke(app, ["policy", "command", "--", "sh", "-c", "x"])
+    assert result.exit_code == 2
+    assert "deny" in result.stdout
+    result = runner.invoke(app, ["policy", "url", "http://localhost/", "--json"])
+    assert result.exit_code == 1 and json.loads(result.stdout)["allowed"] is False
