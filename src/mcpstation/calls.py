@@ -39,8 +39,16 @@ class CallRequest:
         return self.entry.name
 
     def refuse(self, reason: str) -> ToolResult:
-        """A result telling the LLM the call was refused, and why."""
-        return ToolResult.failure(self.entry.name, f"refused: {reason}", server=self.entry.server, tool=self.entry.tool)
+        """A result telling the LLM the call was refused, and why (`{"success": false, "error"}` too)."""
+        entry = self.entry
+        return ToolResult(
+            ok=False,
+            name=entry.name,
+            server=entry.server,
+            tool=entry.tool,
+            structured={"success": False, "error": reason},
+            error=reason,
+        )
 
 
 CallHandler = Callable[[CallRequest], Awaitable[ToolResult]]

@@ -26,8 +26,10 @@ from mcpstation.catalog import Catalog, CatalogPrompt, CatalogResource, CatalogT
 from mcpstation.catalog.results import content_size
 from mcpstation.config.loader import load_config
 from mcpstation.config.models import ServerSpec, StationConfig
+from mcpstation.config.presets import fetch_guard_targets, resolve_presets
 from mcpstation.connection import NO_HOOKS, ConnectionState, ServerConnection, SessionHooks
 from mcpstation.errors import CallError, ServerError, ServerUnavailable, ToolNotFound, UsageError
+from mcpstation.policy import UrlGuard
 
 logger = logging.getLogger(__name__)
 
@@ -127,8 +129,10 @@ class Station:
         hooks: SessionHooks = NO_HOOKS,
         on_change: Callable[[Station], None] | None = None,
     ) -> None:
-        self.config = config
+        self.config = resolve_presets(config)
         self.hooks = hooks
+        self._url_guard = UrlGuard.from_policy(self.config.policy)
+        self._fetch_servers = fetch_guard_targets(self.config)
         self._connections: dict[str, ServerConnection] = {}
         self._catalog = Catalog()
         self._catalog_dirty = False
@@ -232,12 +236,15 @@ class Station:
         started servers have settled or the start-up deadline passed.
         """
         self._require_running()
+        config = resolve_presets(config)
         before = self._active_specs(self.config)
         after = self._active_specs(config)
         removed = [name for name in before if name not in after]
         added = [name for name in after if name not in before]
         changed = [name for name in after if name in before and after[name] != before[name]]
         self.config = config
+        self._url_guard = UrlGuard.from_policy(config.policy)
+        self._fetch_servers = fetch_guard_targets(config)
         for name, connection in self._connections.items():
             if name not in removed and name not in changed:
                 connection.settings = config.station
@@ -354,7 +361,7 @@ class Station:
 
     def _build_call_path(self) -> CallHandler:
         """The layers every tool call passes, outermost first; the innermost talks to the server."""
-        layers: list[CallLayer] = [*self._extra_layers, self._bounded]
+        layers: list[CallLayer] = [*self._extra_layers, self._guard_urls, self._bounded]
         return compose(self._send_call, layers)
 
     async def _send_call(self, request: CallRequest) -> ToolResult:
@@ -376,6 +383,19 @@ class Station:
         return ToolResult.from_sdk(
             raw, name=entry.name, server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
         )
+
+    def _guard_urls(self, handler: CallHandler) -> CallHandler:
+        """Fetch-like tools may only reach public addresses: refuse a URL argument the guard rejects."""
+
+        async def guarded(request: CallRequest) -> ToolResult:
+            if request.entry.server in self._fetch_servers:
+                verdict = await self._url_guard.check_arguments(request.arguments)
+                if verdict is not None and not verdict.allowed:
+                    logger.warning("refused %s: %s", request.name, verdict.reason)
+                    return request.refuse(verdict.refusal())
+            return await handler(request)
+
+        return guarded
 
     def _bounded(self, handler: CallHandler) -> CallHandler:
         """Fail results over the hard cap; cut those over `max_result_bytes`, head and tail kept."""

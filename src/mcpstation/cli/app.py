@@ -22,6 +22,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 
 from mcpstation.catalog import ToolResult, render_block
 from mcpstation.cli import _render
+from mcpstation.cli.policy import policy_app
 from mcpstation.config.loader import default_config, load_config, resolve_config_path
 from mcpstation.config.models import StationConfig
 from mcpstation.errors import CallError, ServerError, StationError, UsageError
@@ -55,6 +56,7 @@ app.add_typer(prompts_app, name="prompts")
 app.add_typer(resources_app, name="resources")
 app.add_typer(prompt_app, name="prompt")
 app.add_typer(resource_app, name="resource")
+app.add_typer(policy_app, name="policy", help="Ask the security policy about a URL or a command.")
 
 out = Console()
 err = Console(stderr=True)
@@ -124,6 +126,11 @@ def _run(body: Callable[[Station], Awaitable[T]], *, require_server: bool = True
                 raise _Exit(EXIT_NO_SERVER)
             return await body(station)
 
+    return _run_main(main)
+
+
+def _run_main(main: Callable[[], Awaitable[T]]) -> T:
+    """Run `main` on the event loop; station errors become exit codes here and only here."""
     try:
         return anyio.run(main)
     except StationError as exc:  # boundary: the CLI turns station errors into exit codes
@@ -168,9 +175,10 @@ def up(
     if watch and watched is None:
         raise typer.BadParameter("--watch needs a config file (--config, MCPSTATION_CONFIG or ./mcpstation.toml)")
 
-    async def body(station: Station) -> None:
+    async def main() -> None:
+        # Signals are caught from the start: a SIGTERM during start-up stops the station cleanly too.
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with anyio.create_task_group() as tg:
+            async with Station(_load()) as station, anyio.create_task_group() as tg:
                 tg.start_soon(_show_live, station, as_json)
                 if watched is not None:
                     tg.start_soon(_watch_config, station, watched)
@@ -179,7 +187,7 @@ def up(
                     break
                 tg.cancel_scope.cancel()
 
-    _run(body, require_server=False)
+    _run_main(main)
 
 
 async def _watch_config(station: Station, path: Path) -> None:
