@@ -8,6 +8,8 @@ async with Station.from_file("mcpstation.toml") as station:
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import logging
 import os
 import time
@@ -25,11 +27,11 @@ from mcpstation.calls import Caller, CallHandler, CallLayer, CallRequest, compos
 from mcpstation.catalog import Catalog, CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool, ToolResult
 from mcpstation.catalog.results import content_size
 from mcpstation.config.loader import load_config
-from mcpstation.config.models import ServerSpec, StationConfig
+from mcpstation.config.models import ROLE_RANK, ServerSpec, StationConfig
 from mcpstation.config.presets import fetch_guard_targets, resolve_presets
 from mcpstation.connection import NO_HOOKS, ConnectionState, ServerConnection, SessionHooks
 from mcpstation.errors import CallError, ServerError, ServerUnavailable, ToolNotFound, UsageError
-from mcpstation.policy import UrlGuard
+from mcpstation.policy import UrlGuard, clean_text
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +59,7 @@ class ServerStatus:
     restarts: int
     stderr_tail: tuple[str, ...]
     warnings: tuple[str, ...]
+    instructions: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +80,7 @@ class ServerStatus:
             "restarts": self.restarts,
             "stderr_tail": list(self.stderr_tail),
             "warnings": list(self.warnings),
+            "instructions": self.instructions,
         }
 
 
@@ -133,6 +137,7 @@ class Station:
         self.hooks = hooks
         self._url_guard = UrlGuard.from_policy(self.config.policy)
         self._fetch_servers = fetch_guard_targets(self.config)
+        self._specs_by_name = {spec.name: spec for spec in self.config.servers}
         self._connections: dict[str, ServerConnection] = {}
         self._catalog = Catalog()
         self._catalog_dirty = False
@@ -245,6 +250,7 @@ class Station:
         self.config = config
         self._url_guard = UrlGuard.from_policy(config.policy)
         self._fetch_servers = fetch_guard_targets(config)
+        self._specs_by_name = {spec.name: spec for spec in config.servers}
         for name, connection in self._connections.items():
             if name not in removed and name not in changed:
                 connection.settings = config.station
@@ -283,7 +289,8 @@ class Station:
         )
         listings = [c.listing for c in ranked if c.state is ConnectionState.READY]
         settings = self.config.station
-        catalog = Catalog.build(listings, naming=settings.naming, reserved=settings.reserved_names)
+        clean = functools.partial(clean_text, max_chars=settings.max_description_chars)
+        catalog = Catalog.build(listings, naming=settings.naming, reserved=settings.reserved_names, clean=clean)
         for conflict in catalog.conflicts:
             key = (conflict.kind, conflict.name, conflict.server)
             if key not in self._reported_conflicts:
@@ -361,7 +368,7 @@ class Station:
 
     def _build_call_path(self) -> CallHandler:
         """The layers every tool call passes, outermost first; the innermost talks to the server."""
-        layers: list[CallLayer] = [*self._extra_layers, self._guard_urls, self._bounded]
+        layers: list[CallLayer] = [self._visibility, *self._extra_layers, self._guard_urls, self._bounded]
         return compose(self._send_call, layers)
 
     async def _send_call(self, request: CallRequest) -> ToolResult:
@@ -383,6 +390,32 @@ class Station:
         return ToolResult.from_sdk(
             raw, name=entry.name, server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
         )
+
+    def _visibility(self, handler: CallHandler) -> CallHandler:
+        """A tool the caller's role may not see does not exist for that caller."""
+
+        async def visible_only(request: CallRequest) -> ToolResult:
+            if not self.is_visible(request.entry, request.caller):
+                return ToolResult.failure(request.name, str(ToolNotFound(request.name)))
+            return await handler(request)
+
+        return visible_only
+
+    def is_visible(self, entry: CatalogTool, caller: Caller) -> bool:
+        """Whether `caller`'s role reaches the tool's minimum role (per tool, else per server)."""
+        spec = self._specs_by_name.get(entry.server)
+        if spec is None:
+            return False
+        required = spec.min_role
+        for pattern, role in spec.tool_roles.items():
+            if fnmatch.fnmatchcase(entry.tool, pattern):
+                required = role
+                break
+        return ROLE_RANK.get(caller.role, 0) >= ROLE_RANK[required]
+
+    def tools_for(self, caller: Caller) -> list[CatalogTool]:
+        """The tools `caller` may see and call."""
+        return [tool for tool in self.catalog.tools.values() if self.is_visible(tool, caller)]
 
     def _guard_urls(self, handler: CallHandler) -> CallHandler:
         """Fetch-like tools may only reach public addresses: refuse a URL argument the guard rejects."""
@@ -535,6 +568,7 @@ def _server_status(spec: ServerSpec, connection: ServerConnection | None) -> Ser
         restarts=connection.restarts,
         stderr_tail=tuple(connection.stderr_tail),
         warnings=tuple(connection.warnings),
+        instructions=clean_text(connection.instructions, max_chars=2000) if connection.instructions else None,
     )
 
 

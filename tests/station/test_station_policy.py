@@ -32,3 +32,34 @@ async def test_a_user_server_named_like_the_preset_replaces_it():
         async with Station(config) as station:
             [server] = station.status().servers
             assert server.name == "fetch" and "demo_server" in server.target
+
+
+async def test_role_visibility_filters_the_catalog_and_refuses_hidden_tools():
+    from mcpstation.calls import Caller
+
+    servers = [demo("open"), demo("ops", min_role="admin"), demo("mixed", tool_roles={"fail": "admin"})]
+    user, admin = Caller("alice", "user"), Caller("root", "admin")
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with Station(StationConfig(servers=servers)) as station:
+            seen = {t.name for t in station.tools_for(user)}
+            assert "mcp_open_add" in seen and "mcp_mixed_add" in seen
+            assert not any(n.startswith("mcp_ops_") for n in seen) and "mcp_mixed_fail" not in seen
+            assert "mcp_ops_add" in {t.name for t in station.tools_for(admin)}
+            hidden = await station.call_tool("mcp_ops_add", {"a": 1, "b": 1}, caller=user)
+            assert not hidden.ok and "no tool 'mcp_ops_add'" in hidden.error
+            assert (await station.call_tool("mcp_ops_add", {"a": 1, "b": 1}, caller=admin)).ok
+
+
+def test_descriptions_are_cleaned_of_control_characters_and_capped():
+    import mcp_types as types
+
+    from mcpstation.catalog import Catalog, ServerListing
+    from mcpstation.policy import clean_text
+
+    nasty = types.Tool(name="t", description="ok\x1b[31m\u202eevil\u200b" + "x" * 5000, input_schema={"type": "object"})
+    catalog = Catalog.build(
+        [ServerListing(server="s", tools=(nasty,))], naming="bare", clean=lambda t: clean_text(t, max_chars=100)
+    )
+    description = catalog.tools["t"].description
+    assert "\x1b" not in description and "\u202e" not in description and "\u200b" not in description
+    assert len(description) <= 140

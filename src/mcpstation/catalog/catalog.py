@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import fnmatch
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -161,8 +161,18 @@ class Catalog:
     conflicts: tuple[Conflict, ...] = ()
 
     @classmethod
-    def build(cls, listings: Iterable[ServerListing], *, naming: NamingMode, reserved: Iterable[str] = ()) -> Catalog:
-        """Merge listings in config order: the first registration of a name wins."""
+    def build(
+        cls,
+        listings: Iterable[ServerListing],
+        *,
+        naming: NamingMode,
+        reserved: Iterable[str] = (),
+        clean: Callable[[str], str] = str,
+    ) -> Catalog:
+        """Merge listings in config order: the first registration of a name wins.
+
+        `clean` is applied to every description before it can reach an LLM.
+        """
         reserved_names = frozenset(reserved)
         tools: dict[str, CatalogTool] = {}
         prompts: dict[str, CatalogPrompt] = {}
@@ -190,7 +200,7 @@ class Catalog:
                         name=name,
                         server=server,
                         tool=tool.name,
-                        description=tool.description or "",
+                        description=clean(tool.description or ""),
                         input_schema=tool.input_schema or EMPTY_INPUT_SCHEMA,
                         definition=tool,
                     )
@@ -208,7 +218,7 @@ class Catalog:
                         name=name,
                         server=server,
                         prompt=prompt.name,
-                        description=prompt.description or "",
+                        description=clean(prompt.description or ""),
                         arguments=tuple(prompt.arguments or ()),
                     )
             for resource in listing.resources:

@@ -13,6 +13,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag, field_validator, model_validator
 
 NamingMode = Literal["prefix", "namespace", "bare"]
+Role = Literal["user", "admin"]
+ROLE_RANK: dict[str, int] = {"user": 1, "admin": 2}
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 ProtocolChoice = str  # "auto", "legacy" or a released protocol version
 PROTOCOL_CHOICES: tuple[str, ...] = ("auto", "legacy", *HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
@@ -42,6 +44,10 @@ class _ServerBase(_Frozen):
     call_timeout_s: float | None = Field(default=None, gt=0, description="Overrides the station default.")
     protocol: ProtocolChoice = Field(default="auto", description="'auto', 'legacy' or a version to pin.")
     max_result_bytes: int | None = Field(default=None, ge=1024, description="Overrides the station default.")
+    min_role: Role = Field(default="user", description="The lowest caller role that sees this server's tools.")
+    tool_roles: dict[str, Role] = Field(
+        default_factory=dict, description="Tool-name glob -> minimum role, for single tools."
+    )
     sampling: bool | None = Field(default=None, description="May this server sample the host LLM; None follows [host].")
     elicitation_form: bool | None = Field(default=None, description="Form elicitation here; None follows [host].")
     elicitation_url: bool | None = Field(default=None, description="URL elicitation here; None follows [host].")
@@ -206,6 +212,9 @@ class StationSettings(_Frozen):
     server_startup_timeout_s: float = Field(default=DEFAULT_SERVER_STARTUP_TIMEOUT_S, gt=0)
     call_timeout_s: float = Field(default=DEFAULT_CALL_TIMEOUT_S, gt=0)
     max_list_pages: int = Field(default=DEFAULT_MAX_LIST_PAGES, ge=1, description="Bound on pages per list.")
+    max_description_chars: int = Field(
+        default=2000, ge=64, description="Tool descriptions and server instructions are cut to this."
+    )
     max_result_bytes: int = Field(
         default=DEFAULT_MAX_RESULT_BYTES, ge=1024, description="Results over this are cut, head and tail kept."
     )
