@@ -8,6 +8,7 @@ async with Station.from_file("mcpstation.toml") as station:
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import functools
 import logging
@@ -21,6 +22,7 @@ from typing import Any, Self
 import anyio
 import mcp_types as types
 from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.session import ProgressFnT
 
 from mcpstation.calls import Caller, CallHandler, CallLayer, CallRequest, compose
@@ -30,12 +32,27 @@ from mcpstation.config.loader import load_config
 from mcpstation.config.models import ROLE_RANK, ServerSpec, StationConfig
 from mcpstation.config.presets import fetch_guard_targets, resolve_presets
 from mcpstation.connection import NO_HOOKS, ConnectionState, ServerConnection, SessionHooks
+from mcpstation.dynamic import ChangeAction, DynamicEntry, ServerChange, parse_spec
 from mcpstation.errors import CallError, ServerError, ServerUnavailable, ToolNotFound, UsageError
 from mcpstation.policy import UrlGuard, clean_text
+from mcpstation.policy.admission import admit
+from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 15.0  # bound on closing every session and process at shutdown
+AUDIT_QUEUE_SIZE = 10_000  # audit records waiting to be written; beyond this a record is dropped, logged
+
+
+def _outcome(result: ToolResult) -> str:
+    if result.ok:
+        return "ok"
+    error = result.error or ""
+    if error.startswith("refused") or (result.structured or {}).get("success") is False:
+        return "refused"
+    if "did not answer within" in error:
+        return "timeout"
+    return "error"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +77,12 @@ class ServerStatus:
     stderr_tail: tuple[str, ...]
     warnings: tuple[str, ...]
     instructions: str | None = None
+    origin: str = "static"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "name": self.name,
+            "origin": self.origin,
             "state": self.state,
             "transport": self.transport,
             "target": self.target,
@@ -131,6 +150,7 @@ class Station:
         config: StationConfig,
         *,
         hooks: SessionHooks = NO_HOOKS,
+        store: Store | None = None,
         on_change: Callable[[Station], None] | None = None,
     ) -> None:
         self.config = resolve_presets(config)
@@ -145,6 +165,9 @@ class Station:
         self._accepting = False
         self._on_change = on_change
         self._reported_conflicts: set[tuple[str, str, str]] = set()
+        self.store = store
+        self._dynamic: dict[str, DynamicEntry] = {}
+        self._audit_send: MemoryObjectSendStream[dict[str, Any]] | None = None
         self._extra_layers: list[CallLayer] = []
         self._call_path: CallHandler = self._build_call_path()
 
@@ -187,6 +210,10 @@ class Station:
     async def _start_all(self) -> None:
         for spec in self._active_specs(self.config).values():
             self._launch(spec)
+        if self.store is not None:
+            self._start_audit_writer()
+            for spec in await self._load_dynamic():
+                self._launch(spec)
         self._accepting = True
         started = time.perf_counter()
         deadline = self.config.station.startup_timeout_s
@@ -209,6 +236,40 @@ class Station:
             time.perf_counter() - started,
         )
 
+    async def _load_dynamic(self) -> list[ServerSpec]:
+        """Stored dynamic servers to connect now; the others are kept and reported, never deleted."""
+        assert self.store is not None
+        static = {spec.name for spec in self.config.servers}
+        launch: list[ServerSpec] = []
+        for record in await self.store.list_dynamic_servers():
+            entry = DynamicEntry(record)
+            if record.name in static:
+                entry = DynamicEntry(
+                    record, f"shadowed by the static server {record.name!r} (static config wins)", "SHADOWED"
+                )
+            elif record.status != "active":
+                entry = DynamicEntry(record, f"waiting for approval: {record.note or 'needs an operator'}", "PENDING")
+            elif not record.enabled:
+                entry = DynamicEntry(record, None, "DISABLED")
+            else:
+                full = await self.store.get_dynamic_server(record.name, reveal_secrets=True)
+                assert full is not None
+                admission = await admit(full.spec, self.config.policy, guard=self._url_guard)
+                if admission.decision == "deny":
+                    entry = DynamicEntry(record, f"no longer allowed by policy: {admission.reason}", "REFUSED")
+                else:
+                    launch.append(full.spec)
+            if entry.held:
+                logger.warning("dynamic server %r not started: %s", record.name, entry.held)
+            self._dynamic[record.name] = entry
+        self._refresh_specs()
+        return launch
+
+    def _refresh_specs(self) -> None:
+        self._specs_by_name = {spec.name: spec for spec in self.config.servers}
+        for name, entry in self._dynamic.items():
+            self._specs_by_name.setdefault(name, entry.record.spec)
+
     def _launch(self, spec: ServerSpec) -> ServerConnection:
         assert self._task_group is not None
         connection = ServerConnection(spec, self.config.station, on_change=self._connection_changed, hooks=self.hooks)
@@ -219,6 +280,8 @@ class Station:
     async def _shutdown(self) -> None:
         """Stop taking calls, then close every session and process concurrently, bounded."""
         self._accepting = False
+        if self._audit_send is not None:
+            self._audit_send.close()  # the writer drains what is queued, then ends
         for connection in self._connections.values():
             connection.stop()
         with anyio.move_on_after(STOP_TIMEOUT_S) as scope:
@@ -250,11 +313,17 @@ class Station:
         self.config = config
         self._url_guard = UrlGuard.from_policy(config.policy)
         self._fetch_servers = fetch_guard_targets(config)
-        self._specs_by_name = {spec.name: spec for spec in config.servers}
+        self._refresh_specs()
         for name, connection in self._connections.items():
             if name not in removed and name not in changed:
                 connection.settings = config.station
-        stopping = [self._connections.pop(name) for name in (*removed, *changed) if name in self._connections]
+        shadowed = [name for name in added if name in self._dynamic]
+        for name in shadowed:
+            entry = self._dynamic[name]
+            self._dynamic[name] = DynamicEntry(entry.record, f"shadowed by the static server {name!r}", "SHADOWED")
+        stopping = [
+            self._connections.pop(name) for name in (*removed, *changed, *shadowed) if name in self._connections
+        ]
         for connection in stopping:
             connection.stop()
         with anyio.move_on_after(STOP_TIMEOUT_S):
@@ -336,11 +405,208 @@ class Station:
             raise ServerUnavailable(f"no server {name!r} in this station (servers: {known})", server=name) from None
 
     def status(self) -> StationStatus:
-        servers = []
-        for spec in self.config.servers:
-            connection = self._connections.get(spec.name)
-            servers.append(_server_status(spec, connection))
+        servers = [_server_status(spec, self._connections.get(spec.name)) for spec in self.config.servers]
+        for name, entry in self._dynamic.items():
+            connection = self._connections.get(name) if entry.held_state is None else None
+            status = _server_status(entry.record.spec, connection, origin="dynamic")
+            if connection is None and entry.held_state is not None:
+                status = dataclasses.replace(status, state=entry.held_state, error=entry.held)
+            servers.append(status)
         return StationStatus(servers=tuple(servers), conflicts=tuple(c.to_dict() for c in self.catalog.conflicts))
+
+    # -- servers managed at run time ------------------------------------------------------------------
+
+    async def add_server(self, spec: ServerSpec | dict[str, Any], *, actor: str = "library") -> ServerChange:
+        """Add a server at run time: admitted by policy, persisted first, then connected.
+
+        A command the classifier wants confirmed is saved as pending until `approve_server`. A
+        server that fails to connect stays saved and is tried again at the next start.
+
+        Raises:
+            UsageError: no store, or `spec` is not a valid server entry.
+        """
+        store = self._require_store()
+        spec = parse_spec(spec)
+        name = spec.name
+        if name in {s.name for s in self.config.servers}:
+            return self._refused(
+                "add", name, f"a static server is named {name!r}; static config wins, pick another name"
+            )
+        if name in self._dynamic:
+            return self._refused("add", name, f"a dynamic server named {name!r} exists; remove it first")
+        admission = await admit(spec, self.config.policy, guard=self._url_guard)
+        if admission.decision == "deny":
+            return self._refused("add", name, admission.reason)
+        pending = admission.decision == "confirm"
+        record = await store.add_dynamic_server(
+            spec,
+            actor=actor,
+            status="pending_approval" if pending else "active",
+            note=admission.reason if pending else None,
+        )
+        if pending:
+            self._dynamic[name] = DynamicEntry(record, f"waiting for approval: {admission.reason}", "PENDING")
+            self._refresh_specs()
+            return ServerChange(
+                True, "add", name,
+                f"saved {name!r}, but it needs an operator's approval first ({admission.reason}); "
+                f"approve it with `mcpstation servers approve {name}`",
+                "PENDING",
+            )  # fmt: skip
+        self._dynamic[name] = DynamicEntry(record)
+        self._refresh_specs()
+        return await self._connect_dynamic("add", spec)
+
+    async def remove_server(self, name: str, *, actor: str = "library") -> ServerChange:
+        """Remove a dynamic server: deleted from the store, disconnected, its tools gone."""
+        store = self._require_store()
+        if refusal := self._static_refusal("remove", name):
+            return refusal
+        if name not in self._dynamic:
+            return self._refused("remove", name, f"no dynamic server named {name!r}")
+        await store.remove_dynamic_server(name, actor=actor)
+        del self._dynamic[name]
+        await self._stop_connection(name)
+        self._refresh_specs()
+        return ServerChange(True, "remove", name, f"removed {name!r}", "REMOVED")
+
+    async def enable_server(self, name: str, *, actor: str = "library") -> ServerChange:
+        return await self._set_enabled(name, True, actor)
+
+    async def disable_server(self, name: str, *, actor: str = "library") -> ServerChange:
+        return await self._set_enabled(name, False, actor)
+
+    async def approve_server(self, name: str, *, actor: str = "library") -> ServerChange:
+        """An operator approves a pending server; it connects now."""
+        store = self._require_store()
+        entry = self._dynamic.get(name)
+        if entry is None or entry.record.status == "active":
+            return self._refused("approve", name, f"no server named {name!r} is waiting for approval")
+        record = await store.update_dynamic_server(name, actor=actor, status="active")
+        self._dynamic[name] = DynamicEntry(record, None, None if record.enabled else "DISABLED")
+        if not record.enabled:
+            return ServerChange(True, "approve", name, f"approved {name!r}; it is disabled", "DISABLED")
+        full = await store.get_dynamic_server(name, reveal_secrets=True)
+        assert full is not None
+        return await self._connect_dynamic("approve", full.spec)
+
+    async def reload_server(self, name: str, *, actor: str = "library") -> ServerChange:
+        """Reconnect one server (static or dynamic) and re-list what it offers."""
+        if name not in self._connections:
+            return self._refused("reload", name, f"server {name!r} is not running")
+        if self.store is not None:
+            await self.store.record_action("reload", actor=actor, server=name)
+        await self.reconnect(name)
+        return self._change_for("reload", self._connections[name])
+
+    def list_servers(self) -> list[ServerStatus]:
+        """Every server, static and dynamic, with origin, state and counts (same as `status()`)."""
+        return list(self.status().servers)
+
+    async def _set_enabled(self, name: str, enabled: bool, actor: str) -> ServerChange:
+        store = self._require_store()
+        action: ChangeAction = "enable" if enabled else "disable"
+        if refusal := self._static_refusal(action, name):
+            return refusal
+        entry = self._dynamic.get(name)
+        if entry is None:
+            return self._refused(action, name, f"no dynamic server named {name!r}")
+        record = await store.update_dynamic_server(name, actor=actor, enabled=enabled)
+        if not enabled:
+            self._dynamic[name] = DynamicEntry(record, None, "DISABLED")
+            await self._stop_connection(name)
+            return ServerChange(True, action, name, f"disabled {name!r}", "DISABLED")
+        if record.status != "active":
+            self._dynamic[name] = DynamicEntry(record, entry.held, "PENDING")
+            return ServerChange(True, action, name, f"enabled {name!r}; it still needs approval", "PENDING")
+        self._dynamic[name] = DynamicEntry(record)
+        full = await store.get_dynamic_server(name, reveal_secrets=True)
+        assert full is not None
+        return await self._connect_dynamic(action, full.spec)
+
+    async def _connect_dynamic(self, action: ChangeAction, spec: ServerSpec) -> ServerChange:
+        if spec.name in self._connections:
+            await self._stop_connection(spec.name)
+        connection = self._launch(spec)
+        with anyio.move_on_after(connection.startup_budget_s + 5):
+            await connection.settled.wait()
+        return self._change_for(action, connection)
+
+    def _change_for(self, action: ChangeAction, connection: ServerConnection) -> ServerChange:
+        name = connection.name
+        if connection.is_ready:
+            tools = sum(1 for t in self.catalog.tools.values() if t.server == name)
+            return ServerChange(True, action, name, f"connected {name!r}: {tools} tools", "READY", tools)
+        reason = connection.error or f"still {connection.state}"
+        message = f"saved {name!r}, but it did not connect: {reason}; it is tried again at the next start"
+        if action == "reload":
+            message = f"{name!r} did not come back: {reason}"
+        return ServerChange(True, action, name, message, str(connection.state))
+
+    async def _stop_connection(self, name: str) -> None:
+        connection = self._connections.pop(name, None)
+        if connection is None:
+            return
+        connection.stop()
+        with anyio.move_on_after(STOP_TIMEOUT_S):
+            await connection.wait_stopped()
+        self._catalog_dirty = True
+
+    def _static_refusal(self, action: ChangeAction, name: str) -> ServerChange | None:
+        if name in {s.name for s in self.config.servers}:
+            return self._refused(action, name, f"{name!r} is a static server; change it in the config file")
+        return None
+
+    def _refused(self, action: ChangeAction, name: str, reason: str) -> ServerChange:
+        logger.warning("%s of server %r refused: %s", action, name, reason)
+        return ServerChange(False, action, name, f"refused: {reason}")
+
+    def _require_store(self) -> Store:
+        self._require_running()
+        if self.store is None:
+            raise UsageError("servers can be managed at run time only with a store: Station(config, store=...)")
+        return self.store
+
+    # -- audit ------------------------------------------------------------------------------------
+
+    def _start_audit_writer(self) -> None:
+        assert self._task_group is not None and self.store is not None
+        send, receive = anyio.create_memory_object_stream[dict[str, Any]](AUDIT_QUEUE_SIZE)
+        self._audit_send = send
+        self._task_group.start_soon(self._write_audit, receive, self.store, name="mcpstation audit writer")
+
+    async def _write_audit(self, receive: MemoryObjectReceiveStream[dict[str, Any]], store: Store) -> None:
+        """Write audit records off the call path; a failed write is logged, never fatal."""
+        async with receive:
+            async for record in receive:
+                try:
+                    await store.record_call(**record)
+                except Exception:  # boundary: auditing must not take the station down
+                    logger.exception("could not write an audit record for %s/%s", record["server"], record["tool"])
+
+    def _audited(self, handler: CallHandler) -> CallHandler:
+        async def audited(request: CallRequest) -> ToolResult:
+            result = await handler(request)
+            send = self._audit_send
+            if send is not None:
+                record = {
+                    "server": request.entry.server,
+                    "tool": request.entry.tool,
+                    "outcome": _outcome(result),
+                    "duration_s": result.duration_s,
+                    "caller": request.caller.identity,
+                    "arguments": request.arguments,
+                    "error": result.error,
+                }
+                try:
+                    send.send_nowait(record)
+                except anyio.WouldBlock:
+                    logger.warning("audit queue full; a call to %s was not audited", request.name)
+                except anyio.ClosedResourceError:
+                    pass
+            return result
+
+        return audited
 
     # -- calls ------------------------------------------------------------------------------------
 
@@ -368,7 +634,13 @@ class Station:
 
     def _build_call_path(self) -> CallHandler:
         """The layers every tool call passes, outermost first; the innermost talks to the server."""
-        layers: list[CallLayer] = [self._visibility, *self._extra_layers, self._guard_urls, self._bounded]
+        layers: list[CallLayer] = [
+            self._visibility,
+            self._audited,
+            *self._extra_layers,
+            self._guard_urls,
+            self._bounded,
+        ]
         return compose(self._send_call, layers)
 
     async def _send_call(self, request: CallRequest) -> ToolResult:
@@ -527,7 +799,7 @@ class Station:
             raise UsageError("the station is not running: use `async with Station(...) as station:`")
 
 
-def _server_status(spec: ServerSpec, connection: ServerConnection | None) -> ServerStatus:
+def _server_status(spec: ServerSpec, connection: ServerConnection | None, *, origin: str = "static") -> ServerStatus:
     if connection is None:
         state = "DISABLED" if not spec.enabled else "STOPPED"
         return ServerStatus(
@@ -548,6 +820,7 @@ def _server_status(spec: ServerSpec, connection: ServerConnection | None) -> Ser
             restarts=0,
             stderr_tail=(),
             warnings=(),
+            origin=origin,
         )
     listing = connection.listing
     return ServerStatus(
@@ -569,6 +842,7 @@ def _server_status(spec: ServerSpec, connection: ServerConnection | None) -> Ser
         stderr_tail=tuple(connection.stderr_tail),
         warnings=tuple(connection.warnings),
         instructions=clean_text(connection.instructions, max_chars=2000) if connection.instructions else None,
+        origin=origin,
     )
 
 

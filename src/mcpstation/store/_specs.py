@@ -25,13 +25,21 @@ JSONValue = Any  # JSON as stored: dict, list, str, int, float, bool or None
 
 
 def dump_spec(spec: ServerSpec) -> dict[str, JSONValue]:
-    """The full spec as JSON, secrets in clear: what the `spec` column holds."""
-    return _walk(spec.model_dump(mode="python"), lambda secret: secret.get_secret_value())
+    """The full spec as JSON, secrets in clear: what the `spec` column holds.
+
+    Fields at their default are left out (the transport, which picks the variant, never is), so a
+    later release that drops or renames an unused field still reads the row.
+    """
+    data = spec.model_dump(mode="python", exclude_defaults=True)
+    data["transport"] = spec.transport
+    dumped: dict[str, JSONValue] = _walk(data, lambda secret: secret.get_secret_value())
+    return dumped
 
 
 def redacted_json(spec: ServerSpec) -> dict[str, JSONValue]:
     """The spec as JSON with every secret replaced by `REDACTED`."""
-    return _walk(spec.model_dump(mode="python"), lambda _secret: REDACTED)
+    redacted: dict[str, JSONValue] = _walk(spec.model_dump(mode="python"), lambda _secret: REDACTED)
+    return redacted
 
 
 def load_spec(data: Mapping[str, JSONValue], *, name: str) -> ServerSpec:

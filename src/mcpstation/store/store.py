@@ -8,6 +8,7 @@ lost.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -319,24 +320,23 @@ class Store:
             raise UsageError(f"outcome must be one of {', '.join(CALL_OUTCOMES)}, not {outcome!r}.")
         canonical = b"" if arguments is None else _canonical_json(arguments)
         kept = json.loads(canonical) if self._keep_call_arguments and arguments is not None else None
-        error_text = None if error is None else error[:MAX_ERROR_CHARS]
-        when = _now() if at is None else _utc(at)
-        values = {
-            "at": when,
-            "server": server,
-            "tool": tool,
-            "caller": caller,
-            "argument_bytes": len(canonical),
-            "argument_sha256": hashlib.sha256(canonical).hexdigest(),
-            "arguments": kept,
-            "outcome": outcome,
-            "error": error_text,
-            "duration_s": float(duration_s),
-        }
+        record = CallRecord(
+            id=0,  # the database assigns it
+            at=_now() if at is None else _utc(at),
+            server=server,
+            tool=tool,
+            caller=caller,
+            argument_bytes=len(canonical),
+            argument_sha256=hashlib.sha256(canonical).hexdigest(),
+            arguments=kept,
+            outcome=outcome,
+            error=None if error is None else error[:MAX_ERROR_CHARS],
+            duration_s=float(duration_s),
+        )
         async with self._transaction(write=True, doing=f"auditing a call to {server!r}/{tool!r}") as session:
-            result = await session.execute(sa.insert(call_audit).values(**values).returning(call_audit.c.id))
-            call_id = int(result.scalar_one())
-        return CallRecord(id=call_id, **values)
+            insert = sa.insert(call_audit).values(**_row_values(record)).returning(call_audit.c.id)
+            call_id = int((await session.execute(insert)).scalar_one())
+        return dataclasses.replace(record, id=call_id)
 
     async def list_calls(
         self, server: str | None = None, since: datetime | None = None, limit: int = DEFAULT_LIST_LIMIT
@@ -555,9 +555,9 @@ class Store:
     async def _write_action(
         self, session: AsyncSession, action: str, *, actor: str, server: str | None, detail: Mapping[str, Any]
     ) -> ActionRecord:
-        values = {"at": _now(), "actor": actor, "action": action, "server": server, "detail": dict(detail)}
-        result = await session.execute(sa.insert(management_audit).values(**values).returning(management_audit.c.id))
-        return ActionRecord(id=int(result.scalar_one()), **values)
+        record = ActionRecord(id=0, at=_now(), actor=actor, action=action, server=server, detail=dict(detail))
+        insert = sa.insert(management_audit).values(**_row_values(record)).returning(management_audit.c.id)
+        return dataclasses.replace(record, id=int((await session.execute(insert)).scalar_one()))
 
     async def _locked_server_row(self, session: AsyncSession, name: str) -> Row[Any]:
         query = sa.select(dynamic_servers).where(dynamic_servers.c.name == name).with_for_update()
@@ -624,6 +624,11 @@ def _canonical_json(arguments: Mapping[str, Any]) -> bytes:
     # Sorted keys and no spaces: equal arguments hash equal whatever order the LLM wrote them in.
     text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
     return text.encode("utf-8")
+
+
+def _row_values(record: CallRecord | ActionRecord) -> dict[str, Any]:
+    """An audit record's columns, but the id the database assigns."""
+    return {field.name: getattr(record, field.name) for field in dataclasses.fields(record) if field.name != "id"}
 
 
 def _token_hash(token: str) -> str:

@@ -60,8 +60,11 @@ async def serve_demo(
     name: str = "demo",
     startup_delay_s: float = 0.0,
     ready_timeout_s: float = READY_TIMEOUT_S,
+    port: int = 0,
 ) -> AsyncIterator[RunningServer]:
-    """Start `python -m mcpstation.testing.demo_server --transport ... --port 0` and yield its URL.
+    """Start `python -m mcpstation.testing.demo_server --transport ... --port PORT` and yield its URL.
+
+    `port` 0 (the default) picks a free one.
 
     The server's stderr is drained for as long as it runs; on exit it gets SIGTERM, then SIGKILL
     after `STOP_GRACE_S`.
@@ -72,7 +75,7 @@ async def serve_demo(
     """
     command = [
         sys.executable, "-m", "mcpstation.testing.demo_server",
-        "--transport", transport, "--port", "0", "--name", name, "--startup-delay", str(startup_delay_s),
+        "--transport", transport, "--port", str(port), "--name", name, "--startup-delay", str(startup_delay_s),
     ]  # fmt: skip
     process = await anyio.open_process(
         command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
