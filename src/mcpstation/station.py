@@ -31,9 +31,10 @@ from mcpstation.catalog.results import content_size
 from mcpstation.config.loader import load_config
 from mcpstation.config.models import ROLE_RANK, ServerSpec, StationConfig
 from mcpstation.config.presets import fetch_guard_targets, resolve_presets
-from mcpstation.connection import NO_HOOKS, ConnectionState, ServerConnection, SessionHooks
+from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.dynamic import ChangeAction, DynamicEntry, ServerChange, parse_spec
 from mcpstation.errors import CallError, ServerError, ServerUnavailable, ToolNotFound, UsageError
+from mcpstation.host import Host
 from mcpstation.policy import UrlGuard, clean_text
 from mcpstation.policy.admission import admit
 from mcpstation.store import Store
@@ -140,6 +141,10 @@ class StationStatus:
 class Station:
     """The orchestrator: one supervised connection per server, one merged catalog.
 
+    `hooks` answers servers' requests (roots, sampling, elicitation, logging); by default a
+    `Host` built from `config.host`, with no sampling or elicitation handler (requests are
+    declined). `store` enables servers managed at run time and the audit trail.
+
     Use it as an async context manager (in one task): entering starts every enabled server
     concurrently and returns when all have settled or the overall start-up deadline passes;
     leaving stops them all, processes included.
@@ -149,12 +154,12 @@ class Station:
         self,
         config: StationConfig,
         *,
-        hooks: SessionHooks = NO_HOOKS,
+        hooks: SessionHooks | None = None,
         store: Store | None = None,
         on_change: Callable[[Station], None] | None = None,
     ) -> None:
         self.config = resolve_presets(config)
-        self.hooks = hooks
+        self.hooks = hooks if hooks is not None else Host.from_config(self.config)
         self._url_guard = UrlGuard.from_policy(self.config.policy)
         self._fetch_servers = fetch_guard_targets(self.config)
         self._specs_by_name = {spec.name: spec for spec in self.config.servers}

@@ -393,14 +393,14 @@ class ServerConnection:
                 connect_scope.deadline = math.inf
                 self._connect_scope = None
                 self._mark_ready(client, sink, time.perf_counter() - started)
-                async with anyio.create_task_group() as watchers:
-                    watchers.start_soon(self._refresh_loop, client)
-                    if self.settings.health_interval_s > 0:
-                        watchers.start_soon(self._health_loop, client)
-                    if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                        watchers.start_soon(self._listen_loop, client)
-                    await self._wait_for(lambda: self._stop_requested or self._reconnect_requested or self._lost)
-                    watchers.cancel_scope.cancel()
+                try:
+                    await self.hooks.session_started(self.spec, client)
+                except MCPError as exc:
+                    logger.warning("server %r: host set-up after connect failed: %s", self.name, exc)
+                try:
+                    await self._serve(client)
+                finally:
+                    self.hooks.session_ended(self.spec, client)
                 self._family = self._process_family()
                 if self._lost and not self._stop_requested:
                     self.error = self._lost_reason or "connection lost: the server went away"
@@ -412,6 +412,17 @@ class ServerConnection:
         self._connect_scope = None
         if connect_scope.cancelled_caught and not self._session_ready and not self._stop_requested:
             raise TimeoutError(f"did not start within {budget:g} s")
+
+    async def _serve(self, client: Client) -> None:
+        """Keep the session current and healthy until it is stopped, recycled or lost."""
+        async with anyio.create_task_group() as watchers:
+            watchers.start_soon(self._refresh_loop, client)
+            if self.settings.health_interval_s > 0:
+                watchers.start_soon(self._health_loop, client)
+            if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                watchers.start_soon(self._listen_loop, client)
+            await self._wait_for(lambda: self._stop_requested or self._reconnect_requested or self._lost)
+            watchers.cancel_scope.cancel()
 
     def _client_for(self, sink: StderrSink | None) -> Client:
         context = TransportContext(errlog=sink.file if sink is not None else None, auth=self.hooks.http_auth(self.spec))

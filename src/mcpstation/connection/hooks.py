@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 import httpx2
+from mcp.client import Client
 
 from mcpstation.config.models import ServerSpec
 
@@ -26,12 +27,26 @@ class SessionHooks(Protocol):
         """An `httpx2.Auth` (an OAuth provider) for streamable HTTP and SSE servers, or None."""
         ...
 
+    async def session_started(self, spec: ServerSpec, client: Client) -> None:
+        """A session is READY (attach it for roots notifications, set its log level)."""
+        ...
+
+    def session_ended(self, spec: ServerSpec, client: Client) -> None:
+        """That session is over; forget it."""
+        ...
+
 
 class _NoHooks:
     def client_kwargs(self, spec: ServerSpec) -> dict[str, Any]:
         return {}
 
     def http_auth(self, spec: ServerSpec) -> httpx2.Auth | None:
+        return None
+
+    async def session_started(self, spec: ServerSpec, client: Client) -> None:
+        return None
+
+    def session_ended(self, spec: ServerSpec, client: Client) -> None:
         return None
 
 

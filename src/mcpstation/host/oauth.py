@@ -10,14 +10,16 @@ step-up, refresh, client credentials. What we add:
 * `LoopbackCallback`: a headless authorization-code redirect target on
   `http://127.0.0.1:PORT/callback` that captures `code`, `state` and `iss`.
 * `oauth_provider_for(spec, ...)`: the `httpx2.Auth` for a server's `[oauth]` settings, and
-  `OAuthProviders`, the per-station factory (`Host(auth_provider_factory=...)`) that also holds
-  one refresh lock per server.
+  `OAuthProviders`, the per-station factory (`Host(auth_provider_factory=...)`) that keeps one
+  provider per server.
 
 Refresh is serialised per server. The SDK provider already runs its whole auth flow, refresh
-included, under `OAuthContext.lock`, one `anyio.Lock` per provider; concurrent requests on one
-session therefore refresh once. `OAuthProviders` hands every provider it makes for a server the
-same lock, so sessions overlapping during a reconnect or reload cannot refresh twice either (a
-rotating refresh token would be spent by the first and rejected for the second).
+included, under `OAuthContext.lock` (an `anyio.Lock` per provider), so concurrent requests through
+one provider refresh once. A second provider for the same server would not share that lock, nor
+the tokens held in memory, and would spend a rotating refresh token a second time; so
+`OAuthProviders` hands every session of a server the same provider (a new one only when the
+server's settings change), and with it one lock, one token set and the discovered metadata.
+Separate processes sharing a token directory are not coordinated.
 """
 
 from __future__ import annotations
@@ -438,15 +440,14 @@ def oauth_provider_for(
     storage_dir: Path,
     redirect_handler: RedirectHandler | None = None,
     callback_handler: CallbackHandler | None = None,
-    refresh_lock: anyio.Lock | None = None,
 ) -> httpx2.Auth | None:
     """The OAuth `httpx2.Auth` for `spec`, or None when it has no `oauth` settings.
 
     Authorization code: `redirect_handler(url)` shows the authorization URL (default: print it to
     stderr). Unless a `callback_handler` is given, the redirect back is received on the loopback
     callback server while `redirect_handler` runs. Tokens and the registered client are kept in
-    `token_file(storage_dir, spec.name)`. `refresh_lock` is shared by every provider of the same
-    server (see the module docstring); `OAuthProviders` passes one.
+    `token_file(storage_dir, spec.name)`. Each call makes a new provider: keep one per server
+    (`OAuthProviders` does) so refreshes are serialised.
 
     Raises:
         ValueError: the settings cannot be used with this server (e.g. a non-HTTPS CIMD URL).
@@ -462,8 +463,6 @@ def oauth_provider_for(
         provider = _client_credentials_provider(spec.name, url, settings, storage, scope)
     else:
         provider = _authorization_code_provider(url, settings, storage, scope, redirect_handler, callback_handler)
-    if refresh_lock is not None:
-        provider.context.lock = refresh_lock
     return provider
 
 
@@ -562,7 +561,8 @@ def _client_credentials_provider(
 class OAuthProviders:
     """Makes each server's OAuth provider (`Host(auth_provider_factory=OAuthProviders(...))`).
 
-    Called once per session; every provider for one server shares that server's refresh lock.
+    Called once per session; every session of a server gets the same provider until the server's
+    settings change, so its refreshes are serialised and its tokens and metadata are shared.
     """
 
     def __init__(
@@ -575,23 +575,30 @@ class OAuthProviders:
         self.storage_dir = storage_dir if storage_dir is not None else oauth_storage_dir()
         self.redirect_handler = redirect_handler
         self.callback_handler = callback_handler
-        self._locks: dict[str, anyio.Lock] = {}
+        self._providers: dict[str, tuple[ServerSpec, httpx2.Auth]] = {}
 
     def __call__(self, spec: ServerSpec) -> httpx2.Auth | None:
         if getattr(spec, "oauth", None) is None:
+            self._providers.pop(spec.name, None)
             return None
-        return oauth_provider_for(
+        held = self._providers.get(spec.name)
+        if held is not None and held[0] == spec:
+            return held[1]
+        provider = oauth_provider_for(
             spec,
             storage_dir=self.storage_dir,
             redirect_handler=self.redirect_handler,
             callback_handler=self.callback_handler,
-            refresh_lock=self.lock_for(spec.name),
         )
-
-    def lock_for(self, server: str) -> anyio.Lock:
-        """The lock every provider of `server` refreshes under."""
-        return self._locks.setdefault(server, anyio.Lock())
+        assert provider is not None
+        self._providers[spec.name] = (spec, provider)
+        return provider
 
     def storage_for(self, spec: ServerSpec) -> FileTokenStorage:
-        """The token storage of `spec` (to sign out, or to inspect what is stored)."""
+        """The token storage of `spec` (to inspect what is stored)."""
         return FileTokenStorage(token_file(self.storage_dir, spec.name), server_url=getattr(spec, "url", None))
+
+    async def sign_out(self, spec: ServerSpec) -> None:
+        """Forget the server's tokens and client registration, on disk and in memory."""
+        self._providers.pop(spec.name, None)
+        await self.storage_for(spec).clear()
