@@ -1,0 +1,40 @@
+"""Fixtures of the store battery: `store_target` (SQLite, then PostgreSQL) and an open `store`."""
+
+from __future__ import annotations
+
+import sys
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from store_helpers import PG_URL_ENV_VAR, StoreTarget, postgres_url, run_admin
+
+from mcpstation.store import Store
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def store_target(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StoreTarget]:
+    if request.param == "sqlite":
+        yield StoreTarget("sqlite", None, tmp_path / "data", None)
+        return
+    url, reason = await postgres_url()
+    if url is None:
+        pytest.skip(f"PostgreSQL not reachable (set {PG_URL_ENV_VAR}): {reason}")
+    schema = f"mcps_test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield StoreTarget("postgresql", url, None, schema)
+    finally:
+        await run_admin(url, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@pytest.fixture
+async def store(store_target: StoreTarget) -> AsyncIterator[Store]:
+    opened = await store_target.open()
+    try:
+        yield opened
+    finally:
+        await opened.aclose()

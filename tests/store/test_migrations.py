@@ -1,0 +1,129 @@
+"""The schema: migrated to head at open, upgraded in place, and in step with the metadata."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import anyio
+import pytest
+import sqlalchemy as sa
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from pydantic import SecretStr
+from store_helpers import StoreTarget
+
+from mcpstation.config.models import StdioServerSpec
+from mcpstation.errors import StoreError, UsageError
+from mcpstation.store import Store, default_data_dir
+from mcpstation.store._migrate import alembic_config
+from mcpstation.store._schema import METADATA
+
+pytestmark = pytest.mark.anyio
+
+
+def _head() -> str | None:
+    return ScriptDirectory.from_config(alembic_config()).get_current_head()
+
+
+async def test_open_migrates_to_head(store: Store) -> None:
+    async with store.engine.connect() as connection:
+        version = (await connection.execute(sa.text("SELECT version_num FROM alembic_version"))).scalar_one()
+
+    assert version == _head() == "0001"
+    assert await store.schema_revision() == version
+
+
+async def test_migrated_schema_matches_the_metadata(store: Store) -> None:
+    def differences(connection: sa.Connection) -> list[object]:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        return list(compare_metadata(context, METADATA))
+
+    async with store.engine.connect() as connection:
+        assert await connection.run_sync(differences) == []
+
+
+async def test_reopening_keeps_data_and_revision(store_target: StoreTarget) -> None:
+    spec = StdioServerSpec(name="kept", command="uvx", env={"TOKEN": SecretStr("s3cret")})
+    async with await store_target.open() as first:
+        await first.add_dynamic_server(spec, actor="alice")
+        token, _ = await first.create_token("ci", "user")
+
+    async with await store_target.open() as second:
+        kept = await second.get_dynamic_server("kept", reveal_secrets=True)
+        assert kept is not None and kept.spec == spec
+        assert await second.verify_token(token) is not None
+        assert [action.action for action in await second.list_actions()] == ["create_token", "add"]
+        assert await second.schema_revision() == _head()
+
+
+async def test_database_from_a_newer_release_is_refused(store_target: StoreTarget) -> None:
+    async with await store_target.open() as store, store.engine.begin() as connection:
+        await connection.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
+
+    with pytest.raises(StoreError, match=r"revision '9999'.*newer release"):
+        await store_target.open()
+
+
+async def test_closed_store_refuses_use(store: Store) -> None:
+    await store.aclose()
+    await store.aclose()  # idempotent
+    assert "closed" in repr(store)
+    with pytest.raises(UsageError, match="closed"):
+        await store.list_dynamic_servers()
+
+
+async def test_default_database_is_created_owner_only_in_the_data_dir(tmp_path: Path) -> None:
+    data_dir = tmp_path / "nested" / "data"
+    async with await Store.open(data_dir=data_dir) as store:
+        assert store.url.endswith("nested/data/mcpstation.db")
+
+    mode = stat.S_IMODE((data_dir / "mcpstation.db").stat().st_mode)
+    assert mode == 0o600
+
+
+async def test_sqlite_url_is_accepted_without_a_driver(tmp_path: Path) -> None:
+    async with await Store.open(f"sqlite:///{tmp_path / 'x.db'}") as store:
+        assert store.url.startswith("sqlite+aiosqlite:///")
+        assert await store.schema_revision() == _head()
+
+
+async def test_unsupported_database_is_refused() -> None:
+    with pytest.raises(StoreError, match="unsupported database 'mysql'"):
+        await Store.open("mysql://root@localhost/test")
+
+
+async def test_unreachable_postgres_is_a_store_error() -> None:
+    with pytest.raises(StoreError) as raised:
+        await Store.open("postgresql://nobody:hunter2@127.0.0.1:1/x")
+    assert "cannot open the store at postgresql+asyncpg://nobody:***@127.0.0.1:1/x" in str(raised.value)
+    assert "hunter2" not in str(raised.value)
+
+
+async def test_schema_is_for_postgres_only(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="PostgreSQL only"):
+        await Store.open(data_dir=tmp_path, schema="x")
+
+
+def test_data_dir_follows_env_then_xdg_then_home(tmp_path: Path) -> None:
+    assert default_data_dir({"MCPSTATION_DATA_DIR": str(tmp_path / "d")}) == tmp_path / "d"
+    assert default_data_dir({"XDG_DATA_HOME": str(tmp_path)}) == tmp_path / "mcpstation"
+    assert default_data_dir({"XDG_DATA_HOME": "relative"}) == Path.home() / ".local/share/mcpstation"
+    assert default_data_dir({}) == Path.home() / ".local/share/mcpstation"
+
+
+async def test_concurrent_opens_of_a_new_database_both_succeed(store_target: StoreTarget) -> None:
+    opened: list[Store] = []
+
+    async def open_one() -> None:
+        opened.append(await store_target.open())
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(open_one)
+        group.start_soon(open_one)
+    try:
+        assert [await store.schema_revision() for store in opened] == [_head(), _head()]
+    finally:
+        for store in opened:
+            await store.aclose()
