@@ -9,7 +9,8 @@ import json
 import logging
 import signal
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -26,7 +27,9 @@ from mcpstation.cli.policy import policy_app
 from mcpstation.config.loader import default_config, load_config, resolve_config_path
 from mcpstation.config.models import StationConfig
 from mcpstation.errors import CallError, ServerError, StationError, UsageError
+from mcpstation.host import Host, TerminalElicitor
 from mcpstation.station import Station
+from mcpstation.store import Store
 
 logger = logging.getLogger("mcpstation.cli")
 
@@ -69,6 +72,8 @@ class _Globals:
     config_path: str | None = None
     json: bool = False
     verbose: int = 0
+    data_dir: str | None = None
+    db_url: str | None = None
 
 
 _globals = _Globals()
@@ -86,10 +91,20 @@ def _main(
     ] = None,
     json_output: JsonOption = False,
     verbose: Annotated[int, typer.Option("--verbose", "-v", count=True, help="More log output (-vv: debug).")] = 0,
+    data_dir: Annotated[
+        str | None,
+        typer.Option("--data-dir", envvar="MCPSTATION_DATA_DIR", help="Where the store (SQLite) and tokens live."),
+    ] = None,
+    db_url: Annotated[
+        str | None,
+        typer.Option("--db-url", envvar="MCPSTATION_DB_URL", help="A database URL (postgresql+asyncpg://...)."),
+    ] = None,
 ) -> None:
     _globals.config_path = config
     _globals.json = json_output
     _globals.verbose = verbose
+    _globals.data_dir = data_dir
+    _globals.db_url = db_url
 
 
 def _configure_logging(default_level: int) -> None:
@@ -113,12 +128,12 @@ def _load() -> StationConfig:
 
 
 def _run(body: Callable[[Station], Awaitable[T]], *, require_server: bool = True) -> T:
-    """Load the config, start a station, run `body`, stop; errors become exit codes here only."""
+    """Load the config, open the store, start a station, run `body`, stop."""
 
     async def main() -> T:
-        async with Station(_load()) as station:
+        async with open_station() as station:
             status = station.status()
-            enabled = [s for s in status.servers if s.state != "DISABLED"]
+            enabled = [s for s in status.servers if s.state not in ("DISABLED", "SHADOWED", "PENDING", "REFUSED")]
             if require_server and enabled and not any(s.state == "READY" for s in enabled):
                 for s in enabled:
                     err.print(f"server {s.name!r}: {s.state}: {s.error or 'not ready'}", style="red", markup=False)
@@ -127,6 +142,24 @@ def _run(body: Callable[[Station], Awaitable[T]], *, require_server: bool = True
             return await body(station)
 
     return _run_main(main)
+
+
+def open_store() -> Awaitable[Store]:
+    """The store named by `--db-url` or `--data-dir` (default: SQLite in the user's data directory)."""
+    data_dir = Path(_globals.data_dir).expanduser() if _globals.data_dir else None
+    return Store.open(_globals.db_url, data_dir=data_dir)
+
+
+@asynccontextmanager
+async def open_station() -> AsyncIterator[Station]:
+    """A running station for the CLI: config, store, and a terminal elicitor when a person is there."""
+    config = _load()
+    elicitor = TerminalElicitor() if sys.stdin.isatty() and not _globals.json else None
+    async with await open_store() as store:
+        async with Station(
+            config, store=store, hooks=Host.from_config(config, elicitation_handler=elicitor)
+        ) as station:
+            yield station
 
 
 def _run_main(main: Callable[[], Awaitable[T]]) -> T:
@@ -178,7 +211,7 @@ def up(
     async def main() -> None:
         # Signals are caught from the start: a SIGTERM during start-up stops the station cleanly too.
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with Station(_load()) as station, anyio.create_task_group() as tg:
+            async with open_station() as station, anyio.create_task_group() as tg:
                 tg.start_soon(_show_live, station, as_json)
                 if watched is not None:
                     tg.start_soon(_watch_config, station, watched)

@@ -4,6 +4,7 @@ from mcpstation.config.loader import default_config, load_config, parse_config, 
 from mcpstation.config.models import (
     ElicitationSettings,
     HostSettings,
+    OAuthSettings,
     PolicySettings,
     PresetSettings,
     RootSpec,
@@ -20,6 +21,7 @@ from mcpstation.config.models import (
 __all__ = [
     "ElicitationSettings",
     "HostSettings",
+    "OAuthSettings",
     "PolicySettings",
     "PresetSettings",
     "RootSpec",

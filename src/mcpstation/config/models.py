@@ -7,7 +7,7 @@ are `SecretStr` so `repr`, logs and `--json` output never show them.
 from __future__ import annotations
 
 import ipaddress
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Self
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag, field_validator, model_validator
@@ -158,6 +158,12 @@ class StreamableHttpServerSpec(_RemoteBase):
     http_timeout_s: float | None = Field(default=None, gt=0, description="HTTP read timeout.")
     oauth: OAuthSettings | None = Field(default=None, description="OAuth 2.1 instead of a static bearer token.")
 
+    @model_validator(mode="after")
+    def _one_kind_of_auth(self) -> Self:
+        if self.oauth is not None and self.bearer_token is not None:
+            raise ValueError("set either bearer_token or oauth, not both")
+        return self
+
 
 class SseServerSpec(_RemoteBase):
     """A remote server over the legacy HTTP+SSE transport."""
@@ -166,6 +172,12 @@ class SseServerSpec(_RemoteBase):
     bearer_token: SecretStr | None = None
     http_timeout_s: float | None = Field(default=None, gt=0)
     oauth: OAuthSettings | None = Field(default=None, description="OAuth 2.1 instead of a static bearer token.")
+
+    @model_validator(mode="after")
+    def _one_kind_of_auth(self) -> Self:
+        if self.oauth is not None and self.bearer_token is not None:
+            raise ValueError("set either bearer_token or oauth, not both")
+        return self
 
 
 class WebSocketServerSpec(_RemoteBase):

@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pydantic
 from mcp.client import Client
 from mcp.client.session import ProgressFnT
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
@@ -43,6 +44,7 @@ CLIENT_INFO = types.Implementation(name="mcpstation", version="0.1.0")
 REFRESH_DEBOUNCE_S = 0.2  # list_changed notifications within this window cost one refresh
 BACKOFF_JITTER = 0.2  # +/- fraction of each restart delay, so restarts of many servers spread out
 STDERR_SETTLE_S = 0.5  # time to collect a dead server's last stderr lines
+INTERACTIVE_SIGN_IN_S = 300.0  # connect budget for servers whose OAuth sign-in waits for a person
 STABLE_SESSION_S = 30.0  # a session that lasted this long resets the consecutive-failure count
 KINDS = ("tools", "prompts", "resources", "templates")
 
@@ -173,7 +175,11 @@ class ServerConnection:
 
     @property
     def startup_budget_s(self) -> float:
-        return self.spec.startup_timeout_s or self.settings.server_startup_timeout_s
+        budget = self.spec.startup_timeout_s or self.settings.server_startup_timeout_s
+        oauth = getattr(self.spec, "oauth", None)
+        if oauth is not None and oauth.mode == "authorization_code":
+            budget = max(budget, INTERACTIVE_SIGN_IN_S)  # a person may be signing in
+        return budget
 
     @property
     def call_timeout_s(self) -> float:
@@ -539,7 +545,9 @@ class ServerConnection:
         """List the given kinds (all by default), every page, and swap in a new listing."""
         wanted = set(KINDS) if kinds is None else kinds
         capabilities = client.server_capabilities
-        unknown = client.server_info is None and capabilities.tools is None  # a version pin: no handshake
+        session = client.session
+        # A version pin negotiates nothing: then every kind is tried and "method not found" is fine.
+        unknown = session.initialize_result is None and session.discover_result is None
         offered = {
             "tools": unknown or capabilities.tools is not None,
             "prompts": unknown or capabilities.prompts is not None,
@@ -559,9 +567,17 @@ class ServerConnection:
             try:
                 got, warning = await walk_pages(fetch, items, server=self.name, kind=kind, max_pages=max_pages)
             except MCPError as exc:
-                if exc.code != types.METHOD_NOT_FOUND:
+                if exc.code == types.METHOD_NOT_FOUND:
+                    got, warning = [], None
+                elif kind == "tools":
                     raise
-                got, warning = [], None
+                else:  # a server whose prompts or resources are broken still serves its tools
+                    got, warning = [], f"server {self.name!r}: listing {kind} failed: {exc.error.message}"
+            except pydantic.ValidationError as exc:
+                if kind == "tools":
+                    raise
+                got = []
+                warning = f"server {self.name!r}: listing {kind} failed: invalid result ({exc.error_count()} errors)"
             found[kind] = tuple(got)
             if warning:
                 warnings.append(warning)

@@ -15,6 +15,7 @@ from mcpstation.host.elicitation import (
     apply_defaults,
 )
 from mcpstation.host.host import AuthProviderFactory, Host
+from mcpstation.host.oauth import FileTokenStorage, OAuthProviders, oauth_provider_for
 from mcpstation.host.openai_sampler import OpenAICompatibleSampler
 from mcpstation.host.roots import Roots
 from mcpstation.host.sampling import (
@@ -40,8 +41,10 @@ __all__ = [
     "ElicitationHandler",
     "ElicitationModes",
     "ElicitationRequest",
+    "FileTokenStorage",
     "FormRequest",
     "Host",
+    "OAuthProviders",
     "OpenAICompatibleSampler",
     "Roots",
     "SamplingAnswer",
@@ -60,5 +63,6 @@ __all__ = [
     "UrlRequest",
     "apply_defaults",
     "apply_log_level",
+    "oauth_provider_for",
     "server_logger",
 ]

@@ -33,6 +33,7 @@ from mcp.client import Client
 from mcpstation.config.models import LogLevel, RootSpec, ServerSpec, StationConfig
 from mcpstation.errors import ConfigError
 from mcpstation.host.elicitation import ElicitationHandler, ElicitationModes, Elicitor
+from mcpstation.host.oauth import OAuthProviders
 from mcpstation.host.openai_sampler import OpenAICompatibleSampler
 from mcpstation.host.roots import Roots, notify_roots_changed
 from mcpstation.host.sampling import SamplingGate, SamplingHandler, SamplingPolicy
@@ -118,7 +119,7 @@ class Host:
                     url=elicitation.enabled and elicitation.allow_url,
                 ),
                 log_level=log_level,
-                auth_provider_factory=auth_provider_factory,
+                auth_provider_factory=auth_provider_factory if auth_provider_factory is not None else OAuthProviders(),
             )
         except ValueError as exc:
             raise ConfigError(str(exc), path=config.source, key="host.roots") from exc

