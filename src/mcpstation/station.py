@@ -25,6 +25,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.session import ProgressFnT
 
+from mcpstation.adapters import MANAGEMENT_SERVER, management_tools, run_management_tool
 from mcpstation.calls import Caller, CallHandler, CallLayer, CallRequest, compose
 from mcpstation.catalog import Catalog, CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool, ToolResult
 from mcpstation.catalog.results import content_size
@@ -364,7 +365,10 @@ class Station:
         listings = [c.listing for c in ranked if c.state is ConnectionState.READY]
         settings = self.config.station
         clean = functools.partial(clean_text, max_chars=settings.max_description_chars)
-        catalog = Catalog.build(listings, naming=settings.naming, reserved=settings.reserved_names, clean=clean)
+        host_tools = management_tools() if settings.management_tools and self.store is not None else ()
+        catalog = Catalog.build(
+            listings, naming=settings.naming, reserved=settings.reserved_names, clean=clean, host_tools=host_tools
+        )
         for conflict in catalog.conflicts:
             key = (conflict.kind, conflict.name, conflict.server)
             if key not in self._reported_conflicts:
@@ -650,6 +654,8 @@ class Station:
 
     async def _send_call(self, request: CallRequest) -> ToolResult:
         entry = request.entry
+        if entry.server == MANAGEMENT_SERVER:
+            return await run_management_tool(self, request)
         started = time.perf_counter()
         connection = self._connections.get(entry.server)
         if connection is None:
@@ -680,6 +686,8 @@ class Station:
 
     def is_visible(self, entry: CatalogTool, caller: Caller) -> bool:
         """Whether `caller`'s role reaches the tool's minimum role (per tool, else per server)."""
+        if entry.server == MANAGEMENT_SERVER:
+            return ROLE_RANK.get(caller.role, 0) >= ROLE_RANK["admin"]
         spec = self._specs_by_name.get(entry.server)
         if spec is None:
             return False

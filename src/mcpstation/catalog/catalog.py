@@ -168,13 +168,15 @@ class Catalog:
         naming: NamingMode,
         reserved: Iterable[str] = (),
         clean: Callable[[str], str] = str,
+        host_tools: Iterable[CatalogTool] = (),
     ) -> Catalog:
         """Merge listings in config order: the first registration of a name wins.
 
-        `clean` is applied to every description before it can reach an LLM.
+        `clean` is applied to every description before it can reach an LLM. `host_tools` (the
+        station's own) come first under their fixed names, which no server can take.
         """
-        reserved_names = frozenset(reserved)
-        tools: dict[str, CatalogTool] = {}
+        tools: dict[str, CatalogTool] = {tool.name: tool for tool in host_tools}
+        reserved_names = frozenset(reserved) | frozenset(tools)
         prompts: dict[str, CatalogPrompt] = {}
         resources: dict[str, CatalogResource] = {}
         templates: dict[str, CatalogTemplate] = {}

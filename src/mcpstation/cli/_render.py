@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpstation.catalog import CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool, ToolResult
-from mcpstation.station import StationStatus
+from mcpstation.station import ServerStatus, StationStatus
 
 _STATE_STYLES = {
     "READY": "green",
@@ -18,6 +18,9 @@ _STATE_STYLES = {
     "STOPPED": "dim",
     "DISABLED": "dim",
     "FAILED": "bold red",
+    "PENDING": "yellow",
+    "SHADOWED": "dim",
+    "REFUSED": "red",
 }
 
 
@@ -89,3 +92,21 @@ def result_text(result: ToolResult) -> Text:
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else ""
+
+
+def servers_table(servers: Sequence[ServerStatus]) -> Table:
+    table = Table(title=f"{len(servers)} servers")
+    for column in ("server", "origin", "state", "transport", "target", "version", "tools", "error"):
+        table.add_column(column, overflow="fold")
+    for s in servers:
+        table.add_row(
+            s.name,
+            s.origin,
+            Text(s.state, style=_STATE_STYLES.get(s.state, "")),
+            s.transport,
+            s.target,
+            s.protocol_version or "-",
+            str(s.tools),
+            Text(s.error or "", style="red"),
+        )
+    return table

@@ -5,42 +5,47 @@ Exit codes: 0 ok · 2 bad config or usage · 3 no server reachable · 4 the call
 
 from __future__ import annotations
 
-import json
 import logging
 import signal
-import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 
 import anyio
 import typer
-from rich.console import Console, Group
+from rich.console import Group
 from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn
 
 from mcpstation.catalog import ToolResult, render_block
 from mcpstation.cli import _render
+from mcpstation.cli._runner import (
+    EXIT_CALL_FAILED,
+    JsonOption,
+    T,
+    _configure_logging,
+    _emit_json,
+    _Exit,
+    _globals,
+    _parse_args_json,
+    _run,
+    _run_main,
+    _wants_json,
+    err,
+    logger,
+    open_station,
+    out,
+)
+from mcpstation.cli.audit import audit, token_app
 from mcpstation.cli.policy import policy_app
-from mcpstation.config.loader import default_config, load_config, resolve_config_path
-from mcpstation.config.models import StationConfig
-from mcpstation.errors import CallError, ServerError, StationError, UsageError
-from mcpstation.host import Host, TerminalElicitor
+from mcpstation.cli.servers import servers_app
+from mcpstation.config.loader import load_config, resolve_config_path
+from mcpstation.errors import CallError, ServerError, StationError
 from mcpstation.station import Station
-from mcpstation.store import Store
 
-logger = logging.getLogger("mcpstation.cli")
-
-EXIT_OK = 0
-EXIT_USAGE = 2
-EXIT_NO_SERVER = 3
-EXIT_CALL_FAILED = 4
 LIVE_REFRESH_S = 0.5  # how often `up` redraws its table
 WATCH_POLL_S = 1.0  # how often `up --watch` looks at the config file's modification time
 
-T = TypeVar("T")
 
 app = typer.Typer(
     name="mcpstation",
@@ -60,28 +65,9 @@ app.add_typer(resources_app, name="resources")
 app.add_typer(prompt_app, name="prompt")
 app.add_typer(resource_app, name="resource")
 app.add_typer(policy_app, name="policy", help="Ask the security policy about a URL or a command.")
-
-out = Console()
-err = Console(stderr=True)
-
-JsonOption = Annotated[bool, typer.Option("--json", help="Machine-readable JSON output.")]
-
-
-@dataclass
-class _Globals:
-    config_path: str | None = None
-    json: bool = False
-    verbose: int = 0
-    data_dir: str | None = None
-    db_url: str | None = None
-
-
-_globals = _Globals()
-
-
-class _Exit(Exception):
-    def __init__(self, code: int) -> None:
-        self.code = code
+app.add_typer(servers_app, name="servers")
+app.add_typer(token_app, name="token")
+app.command("audit")(audit)
 
 
 @app.callback()
@@ -105,92 +91,6 @@ def _main(
     _globals.verbose = verbose
     _globals.data_dir = data_dir
     _globals.db_url = db_url
-
-
-def _configure_logging(default_level: int) -> None:
-    level = {0: default_level, 1: logging.INFO}.get(_globals.verbose, logging.DEBUG)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)-7s %(name)s: %(message)s", "%H:%M:%S"))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(level)
-    for noisy in ("httpx2", "httpcore", "mcp", "uvicorn"):
-        logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
-    logging.captureWarnings(True)
-
-
-def _load() -> StationConfig:
-    path = resolve_config_path(_globals.config_path)
-    if path is None:
-        logger.info("no config file found; using the default config (the demo server)")
-        return default_config()
-    return load_config(path)
-
-
-def _run(body: Callable[[Station], Awaitable[T]], *, require_server: bool = True) -> T:
-    """Load the config, open the store, start a station, run `body`, stop."""
-
-    async def main() -> T:
-        async with open_station() as station:
-            status = station.status()
-            enabled = [s for s in status.servers if s.state not in ("DISABLED", "SHADOWED", "PENDING", "REFUSED")]
-            if require_server and enabled and not any(s.state == "READY" for s in enabled):
-                for s in enabled:
-                    err.print(f"server {s.name!r}: {s.state}: {s.error or 'not ready'}", style="red", markup=False)
-                err.print("no server reachable", style="bold red")
-                raise _Exit(EXIT_NO_SERVER)
-            return await body(station)
-
-    return _run_main(main)
-
-
-def open_store() -> Awaitable[Store]:
-    """The store named by `--db-url` or `--data-dir` (default: SQLite in the user's data directory)."""
-    data_dir = Path(_globals.data_dir).expanduser() if _globals.data_dir else None
-    return Store.open(_globals.db_url, data_dir=data_dir)
-
-
-@asynccontextmanager
-async def open_station() -> AsyncIterator[Station]:
-    """A running station for the CLI: config, store, and a terminal elicitor when a person is there."""
-    config = _load()
-    elicitor = TerminalElicitor() if sys.stdin.isatty() and not _globals.json else None
-    async with await open_store() as store:
-        async with Station(
-            config, store=store, hooks=Host.from_config(config, elicitation_handler=elicitor)
-        ) as station:
-            yield station
-
-
-def _run_main(main: Callable[[], Awaitable[T]]) -> T:
-    """Run `main` on the event loop; station errors become exit codes here and only here."""
-    try:
-        return anyio.run(main)
-    except StationError as exc:  # boundary: the CLI turns station errors into exit codes
-        err.print(f"{type(exc).__name__}: {exc}", style="red", markup=False)
-        raise typer.Exit(exc.exit_code) from None
-    except _Exit as exc:
-        raise typer.Exit(exc.code) from None
-
-
-def _emit_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
-
-
-def _wants_json(local: bool) -> bool:
-    return local or _globals.json
-
-
-def _parse_args_json(raw: str | None, *, what: str) -> dict[str, Any]:
-    if raw is None or raw.strip() == "":
-        return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--args for {what} is not valid JSON: {exc.msg} at column {exc.colno}") from None
-    if not isinstance(value, dict):
-        raise UsageError(f"--args for {what} must be a JSON object, got {type(value).__name__}")
-    return value
 
 
 # -- commands ------------------------------------------------------------------------------------------

@@ -9,14 +9,14 @@ With `--stdio`, stdout carries the protocol only; logs go to stderr. Upstream se
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import Annotated
 
-import anyio
 import typer
 import uvicorn
 
-from mcpstation.cli.app import _configure_logging, _globals, _load, err
+from mcpstation.cli._runner import _configure_logging, _globals, _load, _run_main, err, open_store
 from mcpstation.errors import StationError
 from mcpstation.gateway import DEFAULT_HOST, DEFAULT_PORT, GATEWAY_PATH, GatewayRelay, gateway_asgi_app, serve_stdio
 from mcpstation.host import Host
@@ -54,7 +54,7 @@ def gateway(
         raise typer.Exit(exc.exit_code) from None
 
     async def main() -> None:
-        async with Station(station_config, hooks=relay) as station:
+        async with await open_store() as store, Station(station_config, store=store, hooks=relay) as station:
             if stdio:
                 await serve_stdio(station, relay=relay)
                 return
@@ -63,13 +63,8 @@ def gateway(
             logger.info("gateway serving %d tools at http://%s:%d%s", len(station.tools), host, port, GATEWAY_PATH)
             await server.serve()
 
-    try:
-        anyio.run(main)
-    except StationError as exc:  # boundary: the CLI turns station errors into exit codes
-        err.print(f"{type(exc).__name__}: {exc}", style="red", markup=False)
-        raise typer.Exit(exc.exit_code) from None
-    except KeyboardInterrupt:
-        pass
+    with contextlib.suppress(KeyboardInterrupt):
+        _run_main(main)
 
 
 if __name__ == "__main__":

@@ -224,6 +224,9 @@ class StationSettings(_Frozen):
     server_startup_timeout_s: float = Field(default=DEFAULT_SERVER_STARTUP_TIMEOUT_S, gt=0)
     call_timeout_s: float = Field(default=DEFAULT_CALL_TIMEOUT_S, gt=0)
     max_list_pages: int = Field(default=DEFAULT_MAX_LIST_PAGES, ge=1, description="Bound on pages per list.")
+    management_tools: bool = Field(
+        default=False, description="Offer mcp_add_server and friends to the LLM (needs a store)."
+    )
     max_description_chars: int = Field(
         default=2000, ge=64, description="Tool descriptions and server instructions are cut to this."
     )
@@ -335,6 +338,8 @@ class StationConfig(_Frozen):
     def _unique_names(cls, servers: tuple[ServerSpec, ...]) -> tuple[ServerSpec, ...]:
         seen: set[str] = set()
         for spec in servers:
+            if spec.name == "mcpstation":
+                raise ValueError("the server name 'mcpstation' is reserved for the station's own tools")
             if spec.name in seen:
                 raise ValueError(f"server name {spec.name!r} is used twice")
             seen.add(spec.name)
