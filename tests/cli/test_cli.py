@@ -31,7 +31,8 @@ args = ["-m", "mcpstation.testing.demo_server"]
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    full_env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | (env or {})
+    isolated = {"MCPSTATION_DATA_DIR": str(cwd / "data")}
+    full_env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | isolated | (env or {})
     return subprocess.run(
         [PY, "-m", "mcpstation", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=TIMEOUT_S
     )
@@ -125,7 +126,7 @@ def test_default_config_starts_the_demo_server(tmp_path: Path):
 
 def test_up_stops_on_sigterm_with_no_child_left(tmp_path: Path):
     config = write_config(tmp_path, DEMO)
-    env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"}
+    env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | {"MCPSTATION_DATA_DIR": str(tmp_path)}
     process = subprocess.Popen(
         [PY, "-m", "mcpstation", "--config", str(config), "up"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -184,7 +185,7 @@ def _alive(pid: int) -> bool:
 
 def test_up_watch_reloads_only_what_changed(tmp_path: Path):
     config = write_config(tmp_path, DEMO)
-    env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"}
+    env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | {"MCPSTATION_DATA_DIR": str(tmp_path)}
     log = tmp_path / "up.log"
     with log.open("w") as sink:
         process = subprocess.Popen(
@@ -217,3 +218,53 @@ def _wait_for_text(path: Path, text: str, timeout_s: float = 60) -> None:
     while text not in path.read_text():
         assert time.monotonic() < deadline, f"{text!r} not seen in:\n{path.read_text()}"
         time.sleep(0.1)
+
+
+ALLOW_PY = f"""
+[policy]
+allowed_dynamic_stdio_commands = ["{PY}"]
+"""
+
+
+def test_servers_add_persists_refuses_and_audits(tmp_path: Path):
+    config = write_config(tmp_path, ALLOW_PY)
+    base = ("--config", str(config))
+    added = run(
+        *base, "servers", "add", "extra", "--json", "--", PY, "-m", "mcpstation.testing.demo_server", cwd=tmp_path
+    )
+    assert added.returncode == 0, added.stderr
+    assert json.loads(added.stdout)["message"] == "connected 'extra': 12 tools"
+    refused = run(*base, "servers", "add", "evil", "--", "/bin/sh", "-c", "id", cwd=tmp_path)
+    assert refused.returncode == 4 and "not in policy.allowed_dynamic_stdio_commands" in refused.stdout
+    listed = json.loads(run(*base, "servers", "list", "--json", cwd=tmp_path).stdout)
+    assert [(s["name"], s["origin"], s["state"]) for s in listed] == [("extra", "dynamic", "READY")]
+    called = run(*base, "call", "mcp_extra_add", "--args", '{"a": 1, "b": 1}', cwd=tmp_path)
+    assert called.returncode == 0
+    audit = json.loads(run(*base, "audit", "--json", cwd=tmp_path).stdout)
+    assert [(a["action"], a["server"]) for a in audit["actions"]] == [("add", "extra")]
+    assert [(c["server"], c["tool"], c["outcome"]) for c in audit["calls"]] == [("extra", "add", "ok")]
+    removed = run(*base, "servers", "remove", "extra", cwd=tmp_path)
+    assert removed.returncode == 0 and "removed 'extra'" in removed.stdout
+
+
+def test_token_create_prints_the_token_once(tmp_path: Path):
+    done = run("token", "create", "--role", "user", "--name", "ci", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    token = json.loads(done.stdout)["token"]
+    assert token.startswith("mcps_")
+    database = (tmp_path / "data" / "mcpstation.db").read_bytes()
+    assert token.encode() not in database
+
+
+def test_servers_verbs_edit_a_server_file_in_place(tmp_path: Path):
+    servers_file = tmp_path / "servers.toml"
+    servers_file.write_text('# my servers\n[station]\nnaming = "bare"  # keep names short\n')
+    add = run("servers", "add", "tester", "--config-file", str(servers_file), "--", "node", "server.cjs", cwd=tmp_path)
+    assert add.returncode == 0, add.stderr + add.stdout
+    off = run("servers", "disable", "tester", "--config-file", str(servers_file), cwd=tmp_path)
+    assert off.returncode == 0
+    text = servers_file.read_text()
+    assert text.startswith("# my servers\n[station]\nnaming = \"bare\"  # keep names short\n")
+    assert "[servers.tester]" in text and "enabled = false" in text
+    listed = json.loads(run("servers", "list", "--config-file", str(servers_file), "--json", cwd=tmp_path).stdout)
+    assert listed == [{"name": "tester", "enabled": False, "transport": "stdio", "target": "node server.cjs"}]

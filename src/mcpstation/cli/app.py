@@ -37,6 +37,7 @@ from mcpstation.cli._runner import (
     out,
 )
 from mcpstation.cli.audit import audit, token_app
+from mcpstation.cli.gateway import gateway_app
 from mcpstation.cli.policy import policy_app
 from mcpstation.cli.servers import servers_app
 from mcpstation.config.loader import load_config, resolve_config_path
@@ -67,6 +68,7 @@ app.add_typer(resource_app, name="resource")
 app.add_typer(policy_app, name="policy", help="Ask the security policy about a URL or a command.")
 app.add_typer(servers_app, name="servers")
 app.add_typer(token_app, name="token")
+app.add_typer(gateway_app, name="gateway")
 app.command("audit")(audit)
 
 

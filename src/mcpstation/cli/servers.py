@@ -92,7 +92,7 @@ def list_servers(config_file: ConfigFileOption = None, json_output: JsonOption =
     _run(body, require_server=False)
 
 
-@servers_app.command("add", context_settings={"allow_interspersed_args": False})
+@servers_app.command("add")
 def add(
     name: Annotated[str, typer.Argument(help="The server's name.")],
     command: Annotated[list[str] | None, typer.Argument(help="For stdio: -- COMMAND [ARGS...]")] = None,
