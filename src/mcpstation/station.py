@@ -35,6 +35,7 @@ from mcpstation.config.presets import fetch_guard_targets, resolve_presets
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.dynamic import ChangeAction, DynamicEntry, ServerChange, parse_spec
 from mcpstation.errors import CallError, ServerError, ServerUnavailable, ToolNotFound, UsageError
+from mcpstation.events import EventHub, ServerLogBridge, StationEvent
 from mcpstation.host import Host
 from mcpstation.policy import UrlGuard, clean_text
 from mcpstation.policy.admission import admit
@@ -43,7 +44,22 @@ from mcpstation.store import Store
 logger = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 15.0  # bound on closing every session and process at shutdown
+CATALOG_EVENT_DELAY_S = 0.05  # changes this close together make one catalog event
 AUDIT_QUEUE_SIZE = 10_000  # audit records waiting to be written; beyond this a record is dropped, logged
+
+
+def _changed_kinds(before: Catalog, after: Catalog) -> list[str]:
+    """Which lists differ between two catalogs (names and definitions)."""
+    changed = []
+    if {n: t.definition for n, t in before.tools.items()} != {n: t.definition for n, t in after.tools.items()}:
+        changed.append("tools")
+    if {n: (p.server, p.description) for n, p in before.prompts.items()} != {
+        n: (p.server, p.description) for n, p in after.prompts.items()
+    }:
+        changed.append("prompts")
+    if set(before.resources) != set(after.resources) or set(before.templates) != set(after.templates):
+        changed.append("resources")
+    return changed
 
 
 def _outcome(result: ToolResult) -> str:
@@ -171,6 +187,10 @@ class Station:
         self._accepting = False
         self._on_change = on_change
         self._reported_conflicts: set[tuple[str, str, str]] = set()
+        self.events = EventHub()
+        self._log_bridge = ServerLogBridge(self.events)
+        self._catalog_wake = anyio.Event()
+        self._watcher_scope = anyio.CancelScope()
         self.store = store
         self._dynamic: dict[str, DynamicEntry] = {}
         self._audit_send: MemoryObjectSendStream[dict[str, Any]] | None = None
@@ -189,6 +209,8 @@ class Station:
             raise UsageError("this Station is already running")
         self._task_group = anyio.create_task_group()
         await self._task_group.__aenter__()
+        self._task_group.start_soon(self._watch_catalog, name="mcpstation catalog watcher")
+        logging.getLogger("mcpstation.server").addHandler(self._log_bridge)
         try:
             await self._start_all()
         except BaseException:
@@ -278,7 +300,9 @@ class Station:
 
     def _launch(self, spec: ServerSpec) -> ServerConnection:
         assert self._task_group is not None
-        connection = ServerConnection(spec, self.config.station, on_change=self._connection_changed, hooks=self.hooks)
+        connection = ServerConnection(
+            spec, self.config.station, on_change=self._connection_changed, hooks=self.hooks, on_stderr=self._on_stderr
+        )
         self._connections[spec.name] = connection
         self._task_group.start_soon(connection.run, name=f"mcpstation server {spec.name!r}")
         return connection
@@ -286,6 +310,8 @@ class Station:
     async def _shutdown(self) -> None:
         """Stop taking calls, then close every session and process concurrently, bounded."""
         self._accepting = False
+        logging.getLogger("mcpstation.server").removeHandler(self._log_bridge)
+        self._watcher_scope.cancel()
         if self._audit_send is not None:
             self._audit_send.close()  # the writer drains what is queued, then ends
         for connection in self._connections.values():
@@ -298,8 +324,34 @@ class Station:
             self._task_group.cancel_scope.cancel()
 
     def _connection_changed(self, connection: ServerConnection) -> None:
-        # Rebuilt on the next read: a burst of changes (twenty servers coming up) costs one merge.
+        # Rebuilt on the next read, or by the catalog watcher: a burst of changes costs one merge.
         self._catalog_dirty = True
+        self._catalog_wake.set()
+        if self.events.has_subscribers:
+            data = {"state": str(connection.state), "error": connection.error, "tools": len(connection.listing.tools)}
+            self.events.publish(StationEvent("state", connection.name, data))
+
+    def _on_stderr(self, server: str, line: str) -> None:
+        if self.events.has_subscribers:
+            self.events.publish(StationEvent("log", server, {"level": "stderr", "message": line}))
+
+    async def _watch_catalog(self) -> None:
+        """Publish `catalog` events (which kinds changed) shortly after servers change."""
+        with self._watcher_scope:
+            await self._publish_catalog_changes()
+
+    async def _publish_catalog_changes(self) -> None:
+        before = self.catalog
+        while True:
+            await self._catalog_wake.wait()
+            self._catalog_wake = anyio.Event()
+            await anyio.sleep(CATALOG_EVENT_DELAY_S)
+            after = self.catalog
+            changed = _changed_kinds(before, after)
+            if changed:
+                counts = {"tools": len(after.tools), "prompts": len(after.prompts), "resources": len(after.resources)}
+                self.events.publish(StationEvent("catalog", None, {"changed": changed, **counts}))
+            before = after
         if self._on_change is not None:
             self._on_change(self)
 
@@ -456,12 +508,12 @@ class Station:
         if pending:
             self._dynamic[name] = DynamicEntry(record, f"waiting for approval: {admission.reason}", "PENDING")
             self._refresh_specs()
-            return ServerChange(
+            return self._announce(ServerChange(
                 True, "add", name,
                 f"saved {name!r}, but it needs an operator's approval first ({admission.reason}); "
                 f"approve it with `mcpstation servers approve {name}`",
                 "PENDING",
-            )  # fmt: skip
+            ))  # fmt: skip
         self._dynamic[name] = DynamicEntry(record)
         self._refresh_specs()
         return await self._connect_dynamic("add", spec)
@@ -477,7 +529,7 @@ class Station:
         del self._dynamic[name]
         await self._stop_connection(name)
         self._refresh_specs()
-        return ServerChange(True, "remove", name, f"removed {name!r}", "REMOVED")
+        return self._announce(ServerChange(True, "remove", name, f"removed {name!r}", "REMOVED"))
 
     async def enable_server(self, name: str, *, actor: str = "library") -> ServerChange:
         return await self._set_enabled(name, True, actor)
@@ -494,7 +546,7 @@ class Station:
         record = await store.update_dynamic_server(name, actor=actor, status="active")
         self._dynamic[name] = DynamicEntry(record, None, None if record.enabled else "DISABLED")
         if not record.enabled:
-            return ServerChange(True, "approve", name, f"approved {name!r}; it is disabled", "DISABLED")
+            return self._announce(ServerChange(True, "approve", name, f"approved {name!r}; it is disabled", "DISABLED"))
         full = await store.get_dynamic_server(name, reveal_secrets=True)
         assert full is not None
         return await self._connect_dynamic("approve", full.spec)
@@ -524,10 +576,12 @@ class Station:
         if not enabled:
             self._dynamic[name] = DynamicEntry(record, None, "DISABLED")
             await self._stop_connection(name)
-            return ServerChange(True, action, name, f"disabled {name!r}", "DISABLED")
+            return self._announce(ServerChange(True, action, name, f"disabled {name!r}", "DISABLED"))
         if record.status != "active":
             self._dynamic[name] = DynamicEntry(record, entry.held, "PENDING")
-            return ServerChange(True, action, name, f"enabled {name!r}; it still needs approval", "PENDING")
+            return self._announce(
+                ServerChange(True, action, name, f"enabled {name!r}; it still needs approval", "PENDING")
+            )
         self._dynamic[name] = DynamicEntry(record)
         full = await store.get_dynamic_server(name, reveal_secrets=True)
         assert full is not None
@@ -545,12 +599,14 @@ class Station:
         name = connection.name
         if connection.is_ready:
             tools = sum(1 for t in self.catalog.tools.values() if t.server == name)
-            return ServerChange(True, action, name, f"connected {name!r}: {tools} tools", "READY", tools)
+            return self._announce(
+                ServerChange(True, action, name, f"connected {name!r}: {tools} tools", "READY", tools)
+            )
         reason = connection.error or f"still {connection.state}"
         message = f"saved {name!r}, but it did not connect: {reason}; it is tried again at the next start"
         if action == "reload":
             message = f"{name!r} did not come back: {reason}"
-        return ServerChange(True, action, name, message, str(connection.state))
+        return self._announce(ServerChange(True, action, name, message, str(connection.state)))
 
     async def _stop_connection(self, name: str) -> None:
         connection = self._connections.pop(name, None)
@@ -568,7 +624,11 @@ class Station:
 
     def _refused(self, action: ChangeAction, name: str, reason: str) -> ServerChange:
         logger.warning("%s of server %r refused: %s", action, name, reason)
-        return ServerChange(False, action, name, f"refused: {reason}")
+        return self._announce(ServerChange(False, action, name, f"refused: {reason}"))
+
+    def _announce(self, change: ServerChange) -> ServerChange:
+        self.events.publish(StationEvent("server", change.server, change.to_dict()))
+        return change
 
     def _require_store(self) -> Store:
         self._require_running()
@@ -640,6 +700,11 @@ class Station:
             return ToolResult.failure(name, str(ToolNotFound(name, catalog.suggest(name))))
         request = CallRequest(entry, arguments or {}, caller or Caller(), timeout_s, progress)
         return await self._call_path(request)
+
+    def add_call_layer(self, layer: CallLayer) -> None:
+        """Wrap every later tool call in `layer` (metrics, tracing), inside visibility and audit."""
+        self._extra_layers.append(layer)
+        self._call_path = self._build_call_path()
 
     def _build_call_path(self) -> CallHandler:
         """The layers every tool call passes, outermost first; the innermost talks to the server."""

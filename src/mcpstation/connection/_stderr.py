@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import logging
 import os
+from collections.abc import Callable
 from typing import IO
 
 import anyio
@@ -21,8 +22,9 @@ class StderrSink:
     long as the child may write, or the child blocks on a full pipe.
     """
 
-    def __init__(self, server: str) -> None:
+    def __init__(self, server: str, on_line: Callable[[str, str], None] | None = None) -> None:
         self.server = server
+        self._on_line = on_line
         self.logger = logging.getLogger(f"mcpstation.server.{server}")
         self._tail: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         self._partial = ""
@@ -71,6 +73,8 @@ class StderrSink:
             if line:
                 self._tail.append(line)
                 self.logger.debug("%s", line)
+                if self._on_line is not None:
+                    self._on_line(self.server, line)
 
     def _flush_partial(self) -> None:
         if self._partial:

@@ -102,8 +102,10 @@ class ServerConnection:
         *,
         on_change: ChangeCallback | None = None,
         hooks: SessionHooks = NO_HOOKS,
+        on_stderr: Callable[[str, str], None] | None = None,
     ) -> None:
         self.spec = spec
+        self._on_stderr = on_stderr
         self.hooks = hooks
         self.settings = settings
         self.state = ConnectionState.STARTING
@@ -360,7 +362,7 @@ class ServerConnection:
         self._lost_reason = None
         self._session_ready = False
         started = time.perf_counter()
-        sink = StderrSink(self.name) if isinstance(self.spec, StdioServerSpec) else None
+        sink = StderrSink(self.name, self._on_stderr) if isinstance(self.spec, StdioServerSpec) else None
         self._sink = sink
         drained = anyio.Event()
         try:
