@@ -37,6 +37,7 @@ from mcpstation.dynamic import ChangeAction, DynamicEntry, ServerChange, parse_s
 from mcpstation.errors import CallError, ServerError, ServerUnavailable, ToolNotFound, UsageError
 from mcpstation.events import EventHub, ServerLogBridge, StationEvent
 from mcpstation.host import Host
+from mcpstation.pinning import ToolPins
 from mcpstation.policy import UrlGuard, clean_text
 from mcpstation.policy.admission import admit
 from mcpstation.store import Store
@@ -192,6 +193,8 @@ class Station:
         self._catalog_wake = anyio.Event()
         self._watcher_scope = anyio.CancelScope()
         self.store = store
+        mode = self.config.policy.tool_pinning
+        self._pins = ToolPins(store, mode) if store is not None and mode != "off" else None
         self._dynamic: dict[str, DynamicEntry] = {}
         self._audit_send: MemoryObjectSendStream[dict[str, Any]] | None = None
         self._extra_layers: list[CallLayer] = []
@@ -248,6 +251,7 @@ class Station:
         with anyio.move_on_after(deadline):
             for connection in list(self._connections.values()):
                 await connection.settled.wait()
+        await self._verify_pins()
         pending = [c.name for c in self._connections.values() if c.state is ConnectionState.STARTING]
         if pending:
             logger.warning(
@@ -331,6 +335,26 @@ class Station:
             data = {"state": str(connection.state), "error": connection.error, "tools": len(connection.listing.tools)}
             self.events.publish(StationEvent("state", connection.name, data))
 
+    async def _verify_pins(self) -> None:
+        """Check new tool definitions against their pins, then publish what passes."""
+        if self._pins is None:
+            return
+        ready = [c.listing for c in self._connections.values() if c.state is ConnectionState.READY]
+        await self._pins.verify(ready)
+        self._catalog_dirty = True
+
+    async def approve_tool(self, server: str, tool: str, *, actor: str = "library") -> bool:
+        """Approve a tool's current definition after it changed (tool pinning). False if unknown."""
+        if self._pins is None:
+            return False
+        connection = self._connections.get(server)
+        definition = next((t for t in connection.listing.tools if t.name == tool), None) if connection else None
+        if definition is None:
+            return False
+        await self._pins.approve(server, definition, actor=actor)
+        self._catalog_dirty = True
+        return True
+
     def _on_stderr(self, server: str, line: str) -> None:
         if self.events.has_subscribers:
             self.events.publish(StationEvent("log", server, {"level": "stderr", "message": line}))
@@ -346,6 +370,7 @@ class Station:
             await self._catalog_wake.wait()
             self._catalog_wake = anyio.Event()
             await anyio.sleep(CATALOG_EVENT_DELAY_S)
+            await self._verify_pins()
             after = self.catalog
             changed = _changed_kinds(before, after)
             if changed:
@@ -392,6 +417,7 @@ class Station:
         with anyio.move_on_after(config.station.startup_timeout_s):
             for connection in launched:
                 await connection.settled.wait()
+        await self._verify_pins()
         report = ReloadReport(
             added=tuple(added),
             removed=tuple(removed),
@@ -418,8 +444,14 @@ class Station:
         settings = self.config.station
         clean = functools.partial(clean_text, max_chars=settings.max_description_chars)
         host_tools = management_tools() if settings.management_tools and self.store is not None else ()
+        hidden = self._pins.hidden_reason if self._pins is not None else None
         catalog = Catalog.build(
-            listings, naming=settings.naming, reserved=settings.reserved_names, clean=clean, host_tools=host_tools
+            listings,
+            naming=settings.naming,
+            reserved=settings.reserved_names,
+            clean=clean,
+            host_tools=host_tools,
+            hidden=hidden,
         )
         for conflict in catalog.conflicts:
             key = (conflict.kind, conflict.name, conflict.server)
@@ -593,6 +625,7 @@ class Station:
         connection = self._launch(spec)
         with anyio.move_on_after(connection.startup_budget_s + 5):
             await connection.settled.wait()
+        await self._verify_pins()
         return self._change_for(action, connection)
 
     def _change_for(self, action: ChangeAction, connection: ServerConnection) -> ServerChange:

@@ -169,11 +169,13 @@ class Catalog:
         reserved: Iterable[str] = (),
         clean: Callable[[str], str] = str,
         host_tools: Iterable[CatalogTool] = (),
+        hidden: Callable[[str, types.Tool], str | None] | None = None,
     ) -> Catalog:
         """Merge listings in config order: the first registration of a name wins.
 
         `clean` is applied to every description before it can reach an LLM. `host_tools` (the
-        station's own) come first under their fixed names, which no server can take.
+        station's own) come first under their fixed names, which no server can take. `hidden`
+        may keep a tool out, with its reason reported like a conflict (tool pinning).
         """
         tools: dict[str, CatalogTool] = {tool.name: tool for tool in host_tools}
         reserved_names = frozenset(reserved) | frozenset(tools)
@@ -188,7 +190,10 @@ class Catalog:
                 if not tool_selected(tool.name, listing.include_tools, listing.exclude_tools):
                     continue
                 name = public_name(naming, server=server, namespace=listing.namespace, name=tool.name)
-                if name in reserved_names:
+                held = hidden(server, tool) if hidden is not None else None
+                if held is not None:
+                    conflicts.append(Conflict("tool", name, server, tool.name, None, held))
+                elif name in reserved_names:
                     conflicts.append(Conflict("tool", name, server, tool.name, None, "name is reserved for the host"))
                 elif name in tools:
                     winner = tools[name].server

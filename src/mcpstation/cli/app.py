@@ -225,6 +225,23 @@ def tools_list(json_output: JsonOption = False) -> None:
     _run(body)
 
 
+@tools_app.command("approve")
+def tools_approve(
+    server: Annotated[str, typer.Argument(help="The server's name.")],
+    tool: Annotated[str, typer.Argument(help="The tool's own name on that server.")],
+) -> None:
+    """Approve a tool whose definition changed since it was pinned (policy.tool_pinning)."""
+    _configure_logging(logging.WARNING)
+
+    async def body(station: Station) -> None:
+        if not await station.approve_tool(server, tool, actor="cli"):
+            err.print(f"no pinned tool {tool!r} on a running server {server!r}", style="red", markup=False)
+            raise _Exit(EXIT_CALL_FAILED)
+        out.print(f"approved {server}/{tool} as it is now")
+
+    _run(body)
+
+
 @prompts_app.command("list")
 def prompts_list(json_output: JsonOption = False) -> None:
     """List the catalog's prompts."""

@@ -292,6 +292,9 @@ class PolicySettings(_Frozen):
         default=(), description="URL prefixes a server added at run time may use; empty allows none."
     )
     fetch_block_internal: bool = Field(default=True, description="Refuse fetches of internal addresses.")
+    tool_pinning: Literal["off", "warn", "block"] = Field(
+        default="warn", description="What to do when a tool's definition changes after it was first seen."
+    )
     allowed_internal_hosts: tuple[str, ...] = Field(
         default=(), description="Internal host names or IP literals the URL guard lets through anyway."
     )

@@ -57,8 +57,12 @@ class Reading(BaseModel):
     ok: bool
 
 
-def build_demo_server(name: str = "demo") -> MCPServer:
-    """The demo server's tools, prompts and resources, ready to run on any transport."""
+def build_demo_server(name: str = "demo", echo_note: str = "") -> MCPServer:
+    """The demo server's tools, prompts and resources, ready to run on any transport.
+
+    `echo_note` is appended to `echo`'s description: a tool definition that changes between
+    runs, for tool-pinning tests.
+    """
     mcp = MCPServer(name, version="0.1.0", instructions="mcpstation demo server", log_level="WARNING")
 
     @mcp.tool()
@@ -71,9 +75,8 @@ def build_demo_server(name: str = "demo") -> MCPServer:
         """Multiply two numbers."""
         return a * b
 
-    @mcp.tool()
+    @mcp.tool(description=f"Return the message unchanged.{' ' + echo_note if echo_note else ''}")
     def echo(message: str) -> str:
-        """Return the message unchanged."""
         return message
 
     @mcp.tool()
@@ -205,9 +208,16 @@ def _web_app(mcp: MCPServer, transport: Transport) -> tuple[Starlette, str, str]
     return Starlette(routes=[websocket_route(WS_PATH, _lowlevel(mcp))]), "ws", WS_PATH
 
 
-def serve(transport: Transport = "stdio", *, port: int = 0, startup_delay_s: float = 0.0, name: str = "demo") -> None:
+def serve(
+    transport: Transport = "stdio",
+    *,
+    port: int = 0,
+    startup_delay_s: float = 0.0,
+    name: str = "demo",
+    echo_note: str = "",
+) -> None:
     """Run the demo server until stdin closes (stdio) or SIGTERM/SIGINT (HTTP transports)."""
-    mcp = build_demo_server(name)
+    mcp = build_demo_server(name, echo_note)
     time.sleep(startup_delay_s)  # simulates a slow start (imports, warm-up) before anything is served
     if transport == "stdio":
         _announce("stdio")
@@ -241,6 +251,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--host", default=LOOPBACK_HOST, help="must be 127.0.0.1")
     parser.add_argument("--startup-delay", type=float, default=0.0, metavar="SECONDS")
     parser.add_argument("--name", default="demo", help="server name reported to clients")
+    parser.add_argument("--echo-note", default="", help="text appended to the echo tool's description")
     args = parser.parse_args(argv)
     if args.host != LOOPBACK_HOST:
         parser.error(f"refusing to bind {args.host!r}: the demo server binds {LOOPBACK_HOST} only")
@@ -251,7 +262,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = _parse_args(argv)
-    serve(args.transport, port=args.port, startup_delay_s=args.startup_delay, name=args.name)
+    serve(args.transport, port=args.port, startup_delay_s=args.startup_delay, name=args.name, echo_note=args.echo_note)
 
 
 if __name__ == "__main__":
