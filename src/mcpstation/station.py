@@ -30,7 +30,7 @@ from mcpstation.calls import Caller, CallHandler, CallLayer, CallRequest, compos
 from mcpstation.catalog import Catalog, CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool, ToolResult
 from mcpstation.catalog.results import content_size
 from mcpstation.config.loader import load_config
-from mcpstation.config.models import ROLE_RANK, ServerSpec, StationConfig
+from mcpstation.config.models import ROLE_RANK, ServerSpec, StationConfig, StdioServerSpec
 from mcpstation.config.presets import fetch_guard_targets, resolve_presets
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.dynamic import ChangeAction, DynamicEntry, ServerChange, parse_spec
@@ -38,7 +38,7 @@ from mcpstation.errors import CallError, ServerError, ServerUnavailable, ToolNot
 from mcpstation.events import EventHub, ServerLogBridge, StationEvent
 from mcpstation.host import Host
 from mcpstation.pinning import ToolPins
-from mcpstation.policy import UrlGuard, clean_text
+from mcpstation.policy import UrlGuard, classify_command, clean_text
 from mcpstation.policy.admission import admit
 from mcpstation.store import Store
 
@@ -239,6 +239,7 @@ class Station:
                 await task_group.__aexit__(None, None, None)
 
     async def _start_all(self) -> None:
+        self._warn_about_static_commands()
         for spec in self._active_specs(self.config).values():
             self._launch(spec)
         if self.store is not None:
@@ -267,6 +268,22 @@ class Station:
             len(self.catalog.tools),
             time.perf_counter() - started,
         )
+
+    async def _recheck_dynamic(self, spec: ServerSpec) -> str | None:
+        """A runtime-added URL is judged again at every connect: its DNS answer may have changed."""
+        admission = await admit(spec, self.config.policy, guard=self._url_guard)
+        return None if admission.decision == "allow" else admission.reason
+
+    def _warn_about_static_commands(self) -> None:
+        """Static servers are the operator's own choice: risky commands only get a warning."""
+        for spec in self._active_specs(self.config).values():
+            if isinstance(spec, StdioServerSpec):
+                env = {key: value.get_secret_value() for key, value in spec.env.items()}
+                verdict = classify_command(spec.command, spec.args, env)
+                if verdict.verdict == "deny":
+                    logger.warning(
+                        "static server %r: %s (allowed: static config is trusted)", spec.name, verdict.reason
+                    )
 
     async def _load_dynamic(self) -> list[ServerSpec]:
         """Stored dynamic servers to connect now; the others are kept and reported, never deleted."""
@@ -304,8 +321,14 @@ class Station:
 
     def _launch(self, spec: ServerSpec) -> ServerConnection:
         assert self._task_group is not None
+        dynamic = spec.name in self._dynamic
         connection = ServerConnection(
-            spec, self.config.station, on_change=self._connection_changed, hooks=self.hooks, on_stderr=self._on_stderr
+            spec,
+            self.config.station,
+            on_change=self._connection_changed,
+            hooks=self.hooks,
+            on_stderr=self._on_stderr,
+            precheck=self._recheck_dynamic if dynamic and not isinstance(spec, StdioServerSpec) else None,
         )
         self._connections[spec.name] = connection
         self._task_group.start_soon(connection.run, name=f"mcpstation server {spec.name!r}")

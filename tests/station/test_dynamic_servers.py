@@ -135,3 +135,23 @@ async def test_disable_enable_and_remove_apply_to_the_catalog(tmp_path: Path):
             assert [a.action for a in reversed(await store.list_actions(server="x"))] == [
                 "add", "disable", "enable", "remove",
             ]  # fmt: skip
+
+
+async def test_a_runtime_url_is_judged_again_at_connect_time(tmp_path: Path):
+    from mcpstation.policy import UrlGuard
+
+    answers = iter([["93.184.216.34"], ["127.0.0.1"], ["127.0.0.1"]])
+
+    def rebinding_resolver(host: str) -> list[str]:
+        return next(answers)
+
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with await open_store(tmp_path) as store:
+            station_config = config(allowed_dynamic_url_prefixes=["http://"])
+            async with Station(station_config, store=store) as station:
+                station._url_guard = UrlGuard(resolver=rebinding_resolver)
+                change = await station.add_server(
+                    {"name": "rebind", "transport": "http", "url": "http://rebind.test/mcp"}
+                )
+                assert change.ok and "refused before connecting" in change.message
+                assert "loopback" in change.message

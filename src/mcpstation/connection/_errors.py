@@ -10,7 +10,7 @@ import httpx2
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from mcpstation.errors import CallTimeout, ConnectionLost, RemoteError
+from mcpstation.errors import CallTimeout, ConnectionLost, RemoteError, StationError
 
 
 def leaf_errors(exc: BaseException) -> list[BaseException]:
@@ -32,6 +32,8 @@ def describe_failure(exc: BaseException) -> str:
 
 
 def _describe_leaf(exc: BaseException) -> str:
+    if isinstance(exc, StationError):
+        return str(exc)
     if isinstance(exc, FileNotFoundError):
         return f"command not found: {exc.filename or exc}"
     if isinstance(exc, PermissionError):

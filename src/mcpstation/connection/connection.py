@@ -36,7 +36,7 @@ from mcpstation.connection.discovery import walk_pages
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import Streams, TransportContext, open_transport, resolve_command
-from mcpstation.errors import ConnectionLost, ServerUnavailable
+from mcpstation.errors import ConnectionLost, ServerStartError, ServerUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -103,8 +103,10 @@ class ServerConnection:
         on_change: ChangeCallback | None = None,
         hooks: SessionHooks = NO_HOOKS,
         on_stderr: Callable[[str, str], None] | None = None,
+        precheck: Callable[[ServerSpec], Awaitable[str | None]] | None = None,
     ) -> None:
         self.spec = spec
+        self._precheck = precheck
         self._on_stderr = on_stderr
         self.hooks = hooks
         self.settings = settings
@@ -391,6 +393,8 @@ class ServerConnection:
     async def _connect_and_serve(self, sink: StderrSink | None, started: float) -> None:
         if isinstance(self.spec, StdioServerSpec) and resolve_command(self.spec) is None:
             raise FileNotFoundError(2, "command not found", self.spec.command)
+        if self._precheck is not None and (refusal := await self._precheck(self.spec)) is not None:
+            raise ServerStartError(f"refused before connecting: {refusal}", server=self.name)
         budget = self.startup_budget_s
         with anyio.CancelScope(deadline=anyio.current_time() + budget) as connect_scope:
             self._connect_scope = connect_scope
