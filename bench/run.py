@@ -146,6 +146,20 @@ def build_rows(results: dict[str, Any], plan: scenarios.Plan) -> list[Row]:
                 _ratio_target(1.10, "lower"),
             )
         )
+    if "neighbour" in results:
+        r = results["neighbour"]
+        rows.append(
+            _row(
+                f"6 throughput beside a hostile server ({scenarios.IN_FLIGHT} in flight)",
+                "calls/s",
+                r["beside_hostile"]["median_calls_per_s"],
+                r["alone"]["median_calls_per_s"],
+                "same station, no hostile server",
+                "higher",
+                ">= 90 %",
+                _ratio_target(0.90, "higher"),
+            )
+        )
     if "startup" in results:
         r = results["startup"]
         fleets = [(f"{count} stdio server{'s' if count > 1 else ''}", f"fleet_{count}") for count in (1, 10, 20)]
@@ -275,6 +289,7 @@ SCENARIOS: dict[str, Callable[[scenarios.Plan], Awaitable[dict[str, Any]]]] = {
     "startup": scenarios.startup,
     "discovery": scenarios.discovery,
     "memory": scenarios.memory,
+    "neighbour": scenarios.neighbour,
 }
 
 

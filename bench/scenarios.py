@@ -336,3 +336,58 @@ async def memory(plan: Plan) -> dict[str, Any]:
         }
         for side, values in runs.items()
     }
+
+
+# -- a hostile neighbour ----------------------------------------------------------------------------------
+
+HOSTILE_FLOOD = 300  # notifications and log messages per `flood` call of the hostile server
+
+
+async def neighbour(plan: Plan) -> dict[str, Any]:
+    """Row 6: throughput on a healthy server while a hostile one floods beside it, vs. alone.
+
+    The hostile server (our chaos server) answers `flood` with `HOSTILE_FLOOD` list_changed and
+    log notifications plus pings back to the client, and another one wrote 10 MB to stderr at start
+    and printed garbage on stdout. Both stations run in this process, the hostile server flooding
+    throughout; the timed rounds alternate between the two stations.
+    """
+    arguments = {"message": "hi"}
+    hostile = [
+        {
+            "name": "stormy",
+            "command": sys.executable,
+            "args": ["-m", "mcpstation.testing.chaos_server", "flood", "--count", str(HOSTILE_FLOOD)],
+            "protocol": "legacy",
+        },
+        {"name": "noisy", "command": sys.executable, "args": ["-m", "mcpstation.testing.chaos_server", "stderr-flood"]},
+        {
+            "name": "liar",
+            "command": sys.executable,
+            "args": ["-m", "mcpstation.testing.chaos_server", "garbage-stdout"],
+        },
+    ]
+    async with AsyncExitStack() as stack:
+        alone = await stack.enter_async_context(Station(station_config([tiny_spec("tiny")])))
+        beside = await stack.enter_async_context(Station(station_config([tiny_spec("tiny"), *hostile])))
+        # The hostile server misbehaves the whole time, whichever side is being timed.
+        flooding = await stack.enter_async_context(anyio.create_task_group())
+        flooding.start_soon(_keep_flooding, beside)
+        sides = {"alone": alone, "beside_hostile": beside}
+        calls = plan.throughput_calls * 3
+        rates: dict[str, list[float]] = {name: [] for name in sides}
+        for round_no in range(plan.throughput_rounds):
+            for name in rotated(list(sides), round_no):
+                station = sides[name]
+
+                async def call(station: Station = station) -> None:
+                    _check_ok(await station.call_tool("mcp_tiny_echo", arguments))
+
+                settle()
+                rates[name].append(await calls_per_second(call, calls, IN_FLIGHT))
+        flooding.cancel_scope.cancel()
+    return {name: {"median_calls_per_s": median(rates[name]), "rounds": rates[name]} for name in sides}
+
+
+async def _keep_flooding(station: Station) -> None:
+    while True:
+        await station.call_tool("mcp_stormy_flood", {}, timeout_s=30)

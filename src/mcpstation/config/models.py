@@ -224,6 +224,10 @@ class StationSettings(_Frozen):
     server_startup_timeout_s: float = Field(default=DEFAULT_SERVER_STARTUP_TIMEOUT_S, gt=0)
     call_timeout_s: float = Field(default=DEFAULT_CALL_TIMEOUT_S, gt=0)
     max_list_pages: int = Field(default=DEFAULT_MAX_LIST_PAGES, ge=1, description="Bound on pages per list.")
+    server_messages_per_s: float = Field(
+        default=100.0, gt=0, description="Notifications and requests a server may send per second before it is paced."
+    )
+    server_messages_burst: float = Field(default=200.0, ge=1, description="How many it may send at once.")
     management_tools: bool = Field(
         default=False, description="Offer mcp_add_server and friends to the LLM (needs a store)."
     )

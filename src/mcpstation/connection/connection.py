@@ -24,6 +24,7 @@ from mcp.client import Client
 from mcp.client.session import ProgressFnT
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
@@ -51,29 +52,52 @@ KINDS = ("tools", "prompts", "resources", "templates")
 ChangeCallback = Callable[["ServerConnection"], None]
 
 
-class _EofWatch:
-    """Wraps a transport's read stream to notice the end of the connection without an extra hop."""
+class _InboundWatch:
+    """Wraps a transport's read stream: notices the end of the connection and paces floods.
 
-    def __init__(self, stream: Any, on_eof: Callable[[], None]) -> None:
+    Responses to our own requests pass straight through. Everything else a server sends on its
+    own (notifications, requests, unreadable lines) draws from a token bucket; when a server
+    floods, reading from it pauses, so the flood costs that server's stream only (its pipe fills
+    and it blocks), never the event loop every other server shares.
+    """
+
+    def __init__(self, stream: Any, on_eof: Callable[[], None], rate_per_s: float, burst: float) -> None:
         self._stream = stream
         self._on_eof = on_eof
+        self._rate = rate_per_s
+        self._burst = burst
+        self._tokens = burst
+        self._stamp = time.monotonic()
 
-    async def __aenter__(self) -> _EofWatch:
+    async def __aenter__(self) -> _InboundWatch:
         await self._stream.__aenter__()
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self._stream.__aexit__(*exc_info)
 
-    def __aiter__(self) -> _EofWatch:
+    def __aiter__(self) -> _InboundWatch:
         return self
 
     async def __anext__(self) -> Any:
         try:
-            return await self._stream.__anext__()
+            item = await self._stream.__anext__()
         except StopAsyncIteration:
             self._on_eof()
             raise
+        if not (isinstance(item, SessionMessage) and isinstance(item.message, _RESPONSES)):
+            await self._pace()
+        return item
+
+    async def _pace(self) -> None:
+        now = time.monotonic()
+        self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
+        self._stamp = now
+        if self._tokens < 1:
+            await anyio.sleep((1 - self._tokens) / self._rate)
+            self._tokens = 1.0
+            self._stamp = time.monotonic()
+        self._tokens -= 1
 
     async def receive(self) -> Any:
         try:
@@ -90,6 +114,9 @@ class _EofWatch:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+_RESPONSES = (types.JSONRPCResponse, types.JSONRPCError)
 
 
 class ServerConnection:
@@ -453,7 +480,11 @@ class ServerConnection:
     @asynccontextmanager
     async def _watched(self, transport: AbstractAsyncContextManager[Streams]) -> AsyncIterator[Streams]:
         async with transport as (read, write):
-            yield _EofWatch(read, self._on_eof), write
+            settings = self.settings
+            yield (
+                _InboundWatch(read, self._on_eof, settings.server_messages_per_s, settings.server_messages_burst),
+                write,
+            )
 
     def _on_eof(self) -> None:
         self._lost = True
