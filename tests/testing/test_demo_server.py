@@ -119,7 +119,7 @@ async def test_demo_server_name_flag_sets_server_identity() -> None:
 
 
 async def test_demo_servers_with_startup_delay_come_up_together() -> None:
-    delay_s, count = 1.5, 3  # started one after another they would take well over delay_s * count
+    delay_s, count = 4.0, 3  # one after another: over 12 s; the delay dwarfs import time on a busy machine
     ready: list[str] = []
 
     async def start_one(task_status: anyio.abc.TaskStatus[None]) -> None:
