@@ -13,7 +13,6 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
-from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
 
 import anyio
@@ -28,7 +27,7 @@ from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, S
 from mcp_types import SERVER_INFO_META_KEY
 
 from mcpstation.calls import Caller
-from mcpstation.catalog import Catalog, ToolResult
+from mcpstation.catalog import ToolResult
 from mcpstation.errors import CallError, RemoteError, ServerError, StationError, ToolNotFound
 from mcpstation.gateway.relay import GatewayRelay
 from mcpstation.station import Station
@@ -37,7 +36,6 @@ logger = logging.getLogger(__name__)
 
 GATEWAY_NAME = "mcpstation"
 GATEWAY_VERSION = "0.1.0"
-CATALOG_POLL_S = 0.25  # how often the gateway looks for a new catalog snapshot (no change event yet)
 GATEWAY_CALLER = Caller(identity="gateway")
 
 ChangeKind = str  # "tools" | "prompts" | "resources"
@@ -57,26 +55,6 @@ class _GatewayServer(Server[Any]):
             prompts_changed=True, resources_changed=True, tools_changed=True
         )
         return super().create_initialization_options(options, experimental_capabilities, extensions)
-
-
-@dataclass(frozen=True)
-class _Snapshot:
-    """What downstream clients have been told the lists are, to tell real changes from rebuilds."""
-
-    tools: Mapping[str, Any]
-    prompts: Mapping[str, Any]
-    resources: tuple[Mapping[str, Any], Mapping[str, Any]]
-
-    @classmethod
-    def of(cls, catalog: Catalog) -> _Snapshot:
-        return cls(
-            tools={name: entry.definition for name, entry in catalog.tools.items()},
-            prompts=dict(catalog.prompts),
-            resources=(dict(catalog.resources), dict(catalog.templates)),
-        )
-
-    def changed_since(self, before: _Snapshot) -> list[ChangeKind]:
-        return [kind for kind in ("tools", "prompts", "resources") if getattr(self, kind) != getattr(before, kind)]
 
 
 class Gateway:
@@ -218,23 +196,14 @@ class Gateway:
                 tg.cancel_scope.cancel()
 
     async def watch_catalog(self) -> None:
-        """Tell downstream clients when the catalog's lists change (polls: there is no event yet)."""
-        seen = self.station.catalog
-        told = _Snapshot.of(seen)
-        while True:
-            await anyio.sleep(CATALOG_POLL_S)
-            try:
-                catalog = self.station.catalog
-            except StationError:  # boundary: a station that stopped has nothing new to tell
-                continue
-            if catalog is seen:
-                continue
-            seen = catalog
-            now = _Snapshot.of(catalog)
-            changed = now.changed_since(told)
-            told = now
-            for kind in changed:
-                await self.announce(kind)
+        """Tell downstream clients when the catalog's lists change (from the station's events)."""
+        with self.station.events.subscribe() as events:
+            async for event in events:
+                if event.kind != "catalog":
+                    continue
+                for kind in event.data.get("changed", ()):
+                    if kind in _CHANGE:
+                        await self.announce(kind)
 
     async def announce(self, kind: ChangeKind) -> None:
         notification, event = _CHANGE[kind]
