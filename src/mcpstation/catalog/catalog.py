@@ -19,25 +19,12 @@ from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
 from mcpstation.catalog.naming import public_name
 from mcpstation.config.models import NamingMode
+from mcpstation.connection.listing import ServerListing
 
 logger = logging.getLogger(__name__)
 
 EMPTY_INPUT_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
 EntryKind = Literal["tool", "prompt", "resource", "template"]
-
-
-@dataclass(frozen=True, slots=True)
-class ServerListing:
-    """Everything one server offered at its last discovery."""
-
-    server: str
-    namespace: str | None = None
-    include_tools: tuple[str, ...] = ()
-    exclude_tools: tuple[str, ...] = ()
-    tools: tuple[types.Tool, ...] = ()
-    prompts: tuple[types.Prompt, ...] = ()
-    resources: tuple[types.Resource, ...] = ()
-    templates: tuple[types.ResourceTemplate, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,7 @@
 from mcpstation.connection.connection import ServerConnection
 from mcpstation.connection.discovery import walk_pages
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
+from mcpstation.connection.listing import ServerListing
 from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import TRANSPORT_FACTORIES, TransportContext, open_transport
 
@@ -11,6 +12,7 @@ __all__ = [
     "TRANSPORT_FACTORIES",
     "ConnectionState",
     "ServerConnection",
+    "ServerListing",
     "SessionHooks",
     "TransportContext",
     "open_transport",

@@ -28,13 +28,13 @@ from mcp.shared.message import SessionMessage
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpstation.catalog.catalog import ServerListing
 from mcpstation.config.models import ServerSpec, StationSettings, StdioServerSpec
 from mcpstation.connection import _processes
 from mcpstation.connection._errors import describe_failure, translate_call_errors
 from mcpstation.connection._stderr import StderrSink
 from mcpstation.connection.discovery import walk_pages
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
+from mcpstation.connection.listing import ServerListing
 from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import Streams, TransportContext, open_transport, resolve_command
 from mcpstation.errors import ConnectionLost, ServerStartError, ServerUnavailable

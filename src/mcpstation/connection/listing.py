@@ -1,0 +1,21 @@
+"""What one server offered at its last discovery: the connection's product, the catalog's input."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import mcp_types as types
+
+
+@dataclass(frozen=True, slots=True)
+class ServerListing:
+    """Everything one server offered at its last discovery."""
+
+    server: str
+    namespace: str | None = None
+    include_tools: tuple[str, ...] = ()
+    exclude_tools: tuple[str, ...] = ()
+    tools: tuple[types.Tool, ...] = ()
+    prompts: tuple[types.Prompt, ...] = ()
+    resources: tuple[types.Resource, ...] = ()
+    templates: tuple[types.ResourceTemplate, ...] = ()
