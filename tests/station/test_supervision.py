@@ -273,3 +273,17 @@ async def test_reload_restarts_only_what_changed():
             assert "mcp_d_add" in names and not any(n.startswith("mcp_c_") for n in names)
             assert not pid_alive(pids["c"])
             assert station.connection("a").state is ConnectionState.READY
+
+
+@pytest.mark.parametrize(("protocol", "era"), [("legacy", "2025-11-25"), ("auto", "2026-07-28")])
+async def test_a_tool_added_at_run_time_reaches_the_catalog_in_both_eras(protocol: str, era: str):
+    spec = demo("grow", "--registering", protocol=protocol)
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with Station(config(spec)) as station:
+            assert station.connection("grow").protocol_version == era
+            with station.events.subscribe() as events:
+                assert (await station.call_tool("mcp_grow_register_tool", {"name": "fresh"})).ok
+                async for event in events:
+                    if event.kind == "catalog" and "mcp_grow_fresh" in station.catalog.tools:
+                        break
+            assert (await station.call_tool("mcp_grow_fresh", {})).text == "fresh"

@@ -20,6 +20,7 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pydantic
+from anyio.abc import TaskGroup, TaskStatus
 from mcp.client import Client
 from mcp.client.session import ProgressFnT
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
@@ -427,7 +428,10 @@ class ServerConnection:
             self._connect_scope = connect_scope
             if self._stop_requested:
                 connect_scope.cancel()
-            async with self._client_for(sink) as client:
+            async with self._client_for(sink) as client, anyio.create_task_group() as watchers:
+                if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                    # Listen before listing, so no change between the two is missed.
+                    await watchers.start(self._listen_loop, client)
                 await self._discover(client)
                 connect_scope.deadline = math.inf
                 self._connect_scope = None
@@ -437,9 +441,10 @@ class ServerConnection:
                 except MCPError as exc:
                     logger.warning("server %r: host set-up after connect failed: %s", self.name, exc)
                 try:
-                    await self._serve(client)
+                    await self._serve(client, watchers)
                 finally:
                     self.hooks.session_ended(self.spec, client)
+                watchers.cancel_scope.cancel()
                 self._family = self._process_family()
                 if self._lost and not self._stop_requested:
                     self.error = self._lost_reason or "connection lost: the server went away"
@@ -452,16 +457,12 @@ class ServerConnection:
         if connect_scope.cancelled_caught and not self._session_ready and not self._stop_requested:
             raise TimeoutError(f"did not start within {budget:g} s")
 
-    async def _serve(self, client: Client) -> None:
+    async def _serve(self, client: Client, watchers: TaskGroup) -> None:
         """Keep the session current and healthy until it is stopped, recycled or lost."""
-        async with anyio.create_task_group() as watchers:
-            watchers.start_soon(self._refresh_loop, client)
-            if self.settings.health_interval_s > 0:
-                watchers.start_soon(self._health_loop, client)
-            if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                watchers.start_soon(self._listen_loop, client)
-            await self._wait_for(lambda: self._stop_requested or self._reconnect_requested or self._lost)
-            watchers.cancel_scope.cancel()
+        watchers.start_soon(self._refresh_loop, client)
+        if self.settings.health_interval_s > 0:
+            watchers.start_soon(self._health_loop, client)
+        await self._wait_for(lambda: self._stop_requested or self._reconnect_requested or self._lost)
 
     def _client_for(self, sink: StderrSink | None) -> Client:
         context = TransportContext(errlog=sink.file if sink is not None else None, auth=self.hooks.http_auth(self.spec))
@@ -669,12 +670,15 @@ class ServerConnection:
                 self._session_lost(f"health check failed: {describe_failure(exc) or 'no answer'}")
                 return
 
-    async def _listen_loop(self, client: Client) -> None:
+    async def _listen_loop(self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
         """Modern servers push nothing; a `subscriptions/listen` stream brings their changes."""
+        listening = False
         try:
             async with client.listen(
                 tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
             ) as sub:
+                task_status.started()
+                listening = True
                 async for event in sub:
                     if isinstance(event, ToolsListChanged):
                         self.request_refresh({"tools"})
@@ -684,6 +688,8 @@ class ServerConnection:
                         self.request_refresh({"resources", "templates"})
         except (ListenNotSupportedError, SubscriptionLost, MCPError) as exc:
             logger.debug("server %r: no change stream (%s)", self.name, exc)
+            if not listening:
+                task_status.started()
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):

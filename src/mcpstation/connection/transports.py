@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import IO, Any
@@ -18,7 +18,7 @@ from mcp import StdioServerParameters
 from mcp.client.sse import sse_client
 from mcp.client.stdio import get_default_environment, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT, create_mcp_http_client
 
 from mcpstation.config.models import (
     ServerSpec,
@@ -30,6 +30,8 @@ from mcpstation.config.models import (
 from mcpstation.connection._websocket import websocket_transport
 
 Streams = tuple[Any, Any]
+RequestGuard = Callable[[httpx2.Request], Awaitable[None]]
+"""Judges every request an HTTP transport's client is about to send (OAuth flow's included); raises to refuse."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +40,13 @@ class TransportContext:
 
     errlog: IO[str] | None = None
     auth: httpx2.Auth | None = None  # an OAuth provider for HTTP transports
+    # Runs before each request of the HTTP client, the OAuth flow's own ones (discovery,
+    # registration, token) included: httpx2 fires request hooks for every request an auth flow yields.
+    request_guard: RequestGuard | None = None
+
+
+def _event_hooks(context: TransportContext) -> dict[str, list[Any]]:
+    return {"request": [context.request_guard]} if context.request_guard is not None else {}
 
 
 TransportFactory = Callable[[Any, TransportContext], AbstractAsyncContextManager[Streams]]
@@ -81,17 +90,27 @@ def remote_headers(spec: StreamableHttpServerSpec | SseServerSpec | WebSocketSer
 @asynccontextmanager
 async def _streamable_http(spec: StreamableHttpServerSpec, context: TransportContext) -> AsyncIterator[Streams]:
     timeout = httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=spec.http_timeout_s or MCP_DEFAULT_SSE_READ_TIMEOUT)
-    async with httpx2.AsyncClient(headers=remote_headers(spec), timeout=timeout, auth=context.auth) as http:
+    async with httpx2.AsyncClient(
+        headers=remote_headers(spec), timeout=timeout, auth=context.auth, event_hooks=_event_hooks(context)
+    ) as http:
         async with streamable_http_client(spec.url, http_client=http) as streams:
             yield streams
 
 
 def _sse(spec: SseServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+    def client_factory(
+        headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth: httpx2.Auth | None = None
+    ) -> httpx2.AsyncClient:
+        client = create_mcp_http_client(headers=headers, timeout=timeout, auth=auth)
+        client.event_hooks = _event_hooks(context)
+        return client
+
     return sse_client(
         spec.url,
         headers=remote_headers(spec),
         sse_read_timeout=spec.http_timeout_s or MCP_DEFAULT_SSE_READ_TIMEOUT,
         auth=context.auth,
+        httpx_client_factory=client_factory,
     )
 
 

@@ -57,13 +57,31 @@ class Reading(BaseModel):
     ok: bool
 
 
-def build_demo_server(name: str = "demo", echo_note: str = "") -> MCPServer:
+def build_demo_server(name: str = "demo", echo_note: str = "", registering: bool = False) -> MCPServer:
     """The demo server's tools, prompts and resources, ready to run on any transport.
 
     `echo_note` is appended to `echo`'s description: a tool definition that changes between
-    runs, for tool-pinning tests.
+    runs, for tool-pinning tests. `registering` adds `register_tool(name)`, which adds a tool at
+    run time and announces it in both eras (list_changed push and a listen event).
     """
     mcp = MCPServer(name, version="0.1.0", instructions="mcpstation demo server", log_level="WARNING")
+
+    if registering:
+
+        @mcp.tool()
+        async def register_tool(name: str, ctx: Context) -> str:
+            """Add a tool called `name` that answers with its own name, and announce the change."""
+
+            def answer() -> str:
+                return name
+
+            mcp.add_tool(answer, name=name, description=f"Answers {name!r}.")
+            try:
+                await ctx.session.send_tool_list_changed()  # handshake era: pushed
+            except Exception:  # boundary: a 2026-07-28 session has no push channel
+                pass
+            await ctx.notify_tools_changed()  # 2026-07-28: a subscriptions/listen event
+            return f"registered {name}"
 
     @mcp.tool()
     def add(a: int, b: int) -> int:
@@ -215,9 +233,10 @@ def serve(
     startup_delay_s: float = 0.0,
     name: str = "demo",
     echo_note: str = "",
+    registering: bool = False,
 ) -> None:
     """Run the demo server until stdin closes (stdio) or SIGTERM/SIGINT (HTTP transports)."""
-    mcp = build_demo_server(name, echo_note)
+    mcp = build_demo_server(name, echo_note, registering)
     time.sleep(startup_delay_s)  # simulates a slow start (imports, warm-up) before anything is served
     if transport == "stdio":
         _announce("stdio")
@@ -252,6 +271,7 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--startup-delay", type=float, default=0.0, metavar="SECONDS")
     parser.add_argument("--name", default="demo", help="server name reported to clients")
     parser.add_argument("--echo-note", default="", help="text appended to the echo tool's description")
+    parser.add_argument("--registering", action="store_true", help="add the register_tool tool")
     args = parser.parse_args(argv)
     if args.host != LOOPBACK_HOST:
         parser.error(f"refusing to bind {args.host!r}: the demo server binds {LOOPBACK_HOST} only")
@@ -262,7 +282,14 @@ def _parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = _parse_args(argv)
-    serve(args.transport, port=args.port, startup_delay_s=args.startup_delay, name=args.name, echo_note=args.echo_note)
+    serve(
+        args.transport,
+        port=args.port,
+        startup_delay_s=args.startup_delay,
+        name=args.name,
+        echo_note=args.echo_note,
+        registering=args.registering,
+    )
 
 
 if __name__ == "__main__":
