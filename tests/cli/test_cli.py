@@ -264,7 +264,29 @@ def test_servers_verbs_edit_a_server_file_in_place(tmp_path: Path):
     off = run("servers", "disable", "tester", "--config-file", str(servers_file), cwd=tmp_path)
     assert off.returncode == 0
     text = servers_file.read_text()
-    assert text.startswith("# my servers\n[station]\nnaming = \"bare\"  # keep names short\n")
+    assert text.startswith('# my servers\n[station]\nnaming = "bare"  # keep names short\n')
     assert "[servers.tester]" in text and "enabled = false" in text
     listed = json.loads(run("servers", "list", "--config-file", str(servers_file), "--json", cwd=tmp_path).stdout)
     assert listed == [{"name": "tester", "enabled": False, "transport": "stdio", "target": "node server.cjs"}]
+
+
+def test_concurrent_cli_edits_of_one_server_file_lose_nothing(tmp_path: Path):
+    servers_file = tmp_path / "servers.json"
+    servers_file.write_text('{"servers": []}')
+    env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | {"MCPSTATION_DATA_DIR": str(tmp_path)}
+    processes = [
+        subprocess.Popen(
+            [PY, "-m", "mcpstation", "servers", "add", f"s{i}", "--config-file", str(servers_file), "--", "node", "x"],
+            cwd=tmp_path,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(8)
+    ]
+    for process in processes:
+        _, err = process.communicate(timeout=TIMEOUT_S)
+        assert process.returncode == 0, err
+    ids = sorted(entry["id"] for entry in json.loads(servers_file.read_text())["servers"])
+    assert ids == sorted(f"s{i}" for i in range(8))

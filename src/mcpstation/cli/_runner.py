@@ -97,10 +97,11 @@ def _run(body: Callable[[Station], Awaitable[T]], *, require_server: bool = True
     return _run_main(main)
 
 
-def open_store() -> Awaitable[Store]:
+def open_store(config: StationConfig | None = None) -> Awaitable[Store]:
     """The store named by `--db-url` or `--data-dir` (default: SQLite in the user's data directory)."""
     data_dir = Path(_globals.data_dir).expanduser() if _globals.data_dir else None
-    return Store.open(_globals.db_url, data_dir=data_dir)
+    keep = config.policy.audit_arguments if config is not None else False
+    return Store.open(_globals.db_url, data_dir=data_dir, keep_call_arguments=keep)
 
 
 @asynccontextmanager
@@ -108,7 +109,7 @@ async def open_station() -> AsyncIterator[Station]:
     """A running station for the CLI: config, store, and a terminal elicitor when a person is there."""
     config = _load()
     elicitor = TerminalElicitor() if sys.stdin.isatty() and not _globals.json else None
-    async with await open_store() as store:
+    async with await open_store(config) as store:
         async with Station(
             config, store=store, hooks=Host.from_config(config, elicitation_handler=elicitor)
         ) as station:

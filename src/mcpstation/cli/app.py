@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Awaitable, Callable
+import socket
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -17,6 +20,8 @@ from rich.console import Group
 from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn
 
+from mcpstation.api import DEFAULT_API_HOST, DEFAULT_API_PORT, ApiServer, bind_socket, bound_port, build_app, check_bind
+from mcpstation.api.serve import SHUTDOWN_GRACE_S
 from mcpstation.catalog import ToolResult, render_block
 from mcpstation.cli import _render
 from mcpstation.cli._runner import (
@@ -27,13 +32,14 @@ from mcpstation.cli._runner import (
     _emit_json,
     _Exit,
     _globals,
+    _load,
     _parse_args_json,
     _run,
     _run_main,
     _wants_json,
     err,
     logger,
-    open_station,
+    open_store,
     out,
 )
 from mcpstation.cli.audit import audit, token_app
@@ -42,6 +48,8 @@ from mcpstation.cli.policy import policy_app
 from mcpstation.cli.servers import servers_app
 from mcpstation.config.loader import load_config, resolve_config_path
 from mcpstation.errors import CallError, ServerError, StationError
+from mcpstation.gateway import GatewayRelay
+from mcpstation.host import Host, TerminalElicitor
 from mcpstation.station import Station
 
 LIVE_REFRESH_S = 0.5  # how often `up` redraws its table
@@ -100,10 +108,17 @@ def _main(
 
 @app.command()
 def up(
+    host: Annotated[str, typer.Option("--host", help="HTTP bind address (API, console, gateway).")] = DEFAULT_API_HOST,
+    port: Annotated[int, typer.Option("--port", help="HTTP port (0 picks a free one).")] = DEFAULT_API_PORT,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option("--allow-host", help="Another Host header to accept (name:port or name:*); repeatable."),
+    ] = None,
+    public_health: Annotated[bool, typer.Option("--public-health", help="Serve /api/health without a token.")] = False,
     watch: Annotated[bool, typer.Option("--watch", help="Reload when the config file changes.")] = False,
     json_output: JsonOption = False,
 ) -> None:
-    """Start the station in the foreground until Ctrl-C or SIGTERM."""
+    """Start the station and serve the HTTP API, console and gateway until Ctrl-C or SIGTERM."""
     _configure_logging(logging.INFO)
     as_json = _wants_json(json_output)
     watched = resolve_config_path(_globals.config_path) if watch else None
@@ -113,16 +128,66 @@ def up(
     async def main() -> None:
         # Signals are caught from the start: a SIGTERM during start-up stops the station cleanly too.
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with open_station() as station, anyio.create_task_group() as tg:
-                tg.start_soon(_show_live, station, as_json)
-                if watched is not None:
-                    tg.start_soon(_watch_config, station, watched)
-                async for signum in signals:
-                    logger.info("received %s; stopping", signal.Signals(signum).name)
-                    break
-                tg.cancel_scope.cancel()
+            async with _served_station(host, port) as (station, sock):
+                port_bound = bound_port(sock)
+                app = build_app(
+                    station, host=host, port=port_bound, allowed_hosts=allow_host or (), public_health=public_health
+                )
+                server = ApiServer(app)
+                http_done = anyio.Event()
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_serve_http, server, sock, http_done, name="mcpstation http")
+                    await _announce_http(station, host, port_bound)
+                    tg.start_soon(_show_live, station, as_json)
+                    if watched is not None:
+                        tg.start_soon(_watch_config, station, watched)
+                    async for signum in signals:
+                        logger.info("received %s; stopping", signal.Signals(signum).name)
+                        break
+                    server.should_exit = True
+                    with anyio.move_on_after(HTTP_STOP_TIMEOUT_S):
+                        await http_done.wait()
+                    tg.cancel_scope.cancel()
 
     _run_main(main)
+
+
+HTTP_STOP_TIMEOUT_S = SHUTDOWN_GRACE_S + 2.0  # bound on the HTTP server's graceful stop before it is cancelled
+
+
+@asynccontextmanager
+async def _served_station(host: str, port: int) -> AsyncIterator[tuple[Station, socket.socket]]:
+    """Like `open_station`, with a gateway relay as the hooks; refuses an unsafe bind and binds
+    the HTTP socket before any server starts, so a busy port fails fast."""
+    config = _load()
+    elicitor = TerminalElicitor() if sys.stdin.isatty() and not _globals.json else None
+    relay = GatewayRelay(fallback=Host.from_config(config, elicitation_handler=elicitor))
+    async with await open_store(config) as store:
+        await check_bind(store, host)
+        sock = bind_socket(host, port)
+        try:
+            async with Station(config, store=store, hooks=relay) as station:
+                yield station, sock
+        finally:
+            sock.close()
+
+
+async def _serve_http(server: ApiServer, sock: socket.socket, done: anyio.Event) -> None:
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        done.set()
+
+
+async def _announce_http(station: Station, host: str, port: int) -> None:
+    if station.store is not None and not await station.store.list_tokens():
+        logger.warning(
+            "no API token exists: local-dev mode, the API answers anyone on this machine without one. "
+            "Create a token (`mcpstation token create --role admin --name NAME`) before binding to another address."
+        )
+    shown = f"[{host}]" if ":" in host else host
+    base = f"http://{shown}:{port}"
+    logger.info("serving the console at %s/ , the API at %s/api/ and the gateway at %s/mcp", base, base, base)
 
 
 async def _watch_config(station: Station, path: Path) -> None:

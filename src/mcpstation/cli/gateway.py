@@ -54,7 +54,10 @@ def gateway(
         raise typer.Exit(exc.exit_code) from None
 
     async def main() -> None:
-        async with await open_store() as store, Station(station_config, store=store, hooks=relay) as station:
+        async with (
+            await open_store(station_config) as store,
+            Station(station_config, store=store, hooks=relay) as station,
+        ):
             if stdio:
                 await serve_stdio(station, relay=relay)
                 return

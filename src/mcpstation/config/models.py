@@ -296,6 +296,9 @@ class PolicySettings(_Frozen):
         default=(), description="URL prefixes a server added at run time may use; empty allows none."
     )
     fetch_block_internal: bool = Field(default=True, description="Refuse fetches of internal addresses.")
+    audit_arguments: bool = Field(
+        default=False, description="Keep tool-call arguments in clear in the audit log (size and hash always)."
+    )
     tool_pinning: Literal["off", "warn", "block"] = Field(
         default="warn", description="What to do when a tool's definition changes after it was first seen."
     )
