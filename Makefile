@@ -72,6 +72,13 @@ lint: $(STAMP_TEST)
 	$(VENV)/bin/ruff check src tests
 
 test: $(STAMP_TEST) $(STAMP_NPM)
+	@if command -v chromium >/dev/null; then :; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "==> apt-get install chromium (for the console browser test)"; \
+		apt-get update && apt-get install -y chromium; \
+	else \
+		echo "note: chromium is not installed and this is not root; the console browser test will be skipped"; \
+	fi
 	@echo "==> ruff check src tests"
 	$(VENV)/bin/ruff check src tests
 	@echo "==> pytest $(PYTEST_ARGS)"

@@ -1,0 +1,27 @@
+"""The HTTP face of the station: the API at `/api/mcp/*`, events, metrics, the gateway and the console.
+
+```python
+sock = bind_socket("127.0.0.1", 8765)
+app = build_app(station, host="127.0.0.1", port=bound_port(sock))
+await ApiServer(app).serve(sockets=[sock])
+```
+"""
+
+from mcpstation.api.app import DEFAULT_API_HOST, DEFAULT_API_PORT, build_app
+from mcpstation.api.auth import Principal, check_bind, is_loopback
+from mcpstation.api.metrics import MetricsLayer, render_metrics
+from mcpstation.api.serve import ApiServer, bind_socket, bound_port
+
+__all__ = [
+    "DEFAULT_API_HOST",
+    "DEFAULT_API_PORT",
+    "ApiServer",
+    "MetricsLayer",
+    "Principal",
+    "bind_socket",
+    "bound_port",
+    "build_app",
+    "check_bind",
+    "is_loopback",
+    "render_metrics",
+]

@@ -1,0 +1,653 @@
+"""`build_app(station, host=..., port=...)`: the HTTP API, the event stream, metrics, the gateway
+at `/mcp` and the web console at `/`, as one Starlette app.
+
+Every handler calls the `Station`'s own methods, so the API follows the same rules, allowlists
+and command policy as the CLI and the LLM's management tools. The route table below is also what
+`/openapi.json` is built from.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import datetime
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcpstation.api import models as m
+from mcpstation.api.auth import AccessGuard, LocalDev, Role, allowed_hosts_for, principal_of, require_role
+from mcpstation.api.errors import ApiError, error_response, from_station_error, not_found
+from mcpstation.api.events import EventStreams
+from mcpstation.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
+from mcpstation.api.metrics import MetricsLayer, render_metrics
+from mcpstation.api.openapi import Operation, Param, openapi_document
+from mcpstation.api.redaction import Redactor, secret_values
+from mcpstation.calls import Caller
+from mcpstation.catalog import CatalogTool
+from mcpstation.errors import StationError
+from mcpstation.gateway import GATEWAY_PATH, gateway_asgi_app
+from mcpstation.station import Station
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_API_HOST = "127.0.0.1"
+DEFAULT_API_PORT = 8765
+MAX_BODY_BYTES = 4 * 1024 * 1024  # a request body over this is refused (413) before it is parsed
+AUDIT_DEFAULT_LIMIT = 100
+AUDIT_MAX_LIMIT = 1000
+STATIC_DIR = Path(__file__).parent / "static"
+SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (
+        b"content-security-policy",
+        b"default-src 'self'; img-src 'self' data:; media-src 'self' data:; style-src 'self'; "
+        b"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    ),
+)
+
+
+def _package_version() -> str:
+    try:
+        return version("mcpstation")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A handler's answer: a model to send as JSON, its status, and secrets the request carried."""
+
+    body: BaseModel
+    status: int = 200
+    secrets: tuple[str, ...] = ()
+
+
+Handler = Callable[[Request, Any], Awaitable[Reply | Response]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Route:
+    operation: Operation
+    handler: Handler
+
+
+@dataclass
+class _Api:
+    """The handlers, over one station."""
+
+    station: Station
+    metrics: MetricsLayer
+    redactor: Redactor
+    streams: EventStreams
+    local_dev: LocalDev
+    public_health: bool
+    operations: list[Operation] = field(default_factory=list)
+
+    # -- health, servers ------------------------------------------------------------------------
+
+    async def health(self, request: Request, _: None) -> Reply:
+        by_state: dict[str, int] = {}
+        for status in self.station.status().servers:
+            by_state[status.state] = by_state.get(status.state, 0) + 1
+        auth = "local-dev" if await self.local_dev.active() else "token"
+        return Reply(m.Health(version=_package_version(), auth=auth, servers=by_state, tools=len(self.station.tools)))
+
+    async def list_servers(self, request: Request, _: None) -> Reply:
+        return Reply(m.ServerList.model_validate(self.station.status().to_dict()))
+
+    async def add_server(self, request: Request, body: m.AddServerRequest) -> Reply:
+        change = await self.station.add_server(body.root, actor=principal_of(request).actor)
+        return _change(change.to_dict(), secrets=tuple(secret_values(body.root)))
+
+    async def remove_server(self, request: Request, _: None) -> Reply:
+        change = await self.station.remove_server(_name(request), actor=principal_of(request).actor)
+        return _change(change.to_dict())
+
+    async def enable_server(self, request: Request, _: None) -> Reply:
+        change = await self.station.enable_server(_name(request), actor=principal_of(request).actor)
+        return _change(change.to_dict())
+
+    async def disable_server(self, request: Request, _: None) -> Reply:
+        change = await self.station.disable_server(_name(request), actor=principal_of(request).actor)
+        return _change(change.to_dict())
+
+    async def approve_server(self, request: Request, _: None) -> Reply:
+        change = await self.station.approve_server(_name(request), actor=principal_of(request).actor)
+        return _change(change.to_dict())
+
+    async def reload_server(self, request: Request, _: None) -> Reply:
+        change = await self.station.reload_server(_name(request), actor=principal_of(request).actor)
+        return _change(change.to_dict())
+
+    async def reconnect_server(self, request: Request, _: None) -> Reply:
+        name = _name(request)
+        if name not in self.station.connections:
+            raise not_found(f"server {name!r} is not running (enable or approve it first)", server=name)
+        if self.station.store is not None:
+            await self.station.store.record_action("reconnect", actor=principal_of(request).actor, server=name)
+        await self.station.reconnect(name)
+        connection = self.station.connections.get(name)
+        ready = connection is not None and connection.is_ready
+        state = str(connection.state) if connection is not None else "STOPPED"
+        error = connection.error if connection is not None else None
+        tools = sum(1 for t in self.station.tools if t.server == name)
+        message = f"reconnected {name!r}: {tools} tools" if ready else f"{name!r} did not come back: {error or state}"
+        return _change(
+            {"ok": ready, "action": "reconnect", "server": name, "message": message, "state": state, "tools": tools}
+        )
+
+    # -- catalog ----------------------------------------------------------------------------------
+
+    def _visible_tools(self, request: Request) -> list[CatalogTool]:
+        principal = principal_of(request)
+        return self.station.tools_for(Caller(principal.identity, principal.role))
+
+    async def list_tools(self, request: Request, _: None) -> Reply:
+        connections = self.station.connections
+        tools = []
+        for entry in self._visible_tools(request):
+            connection = connections.get(entry.server)
+            tools.append(
+                m.ToolInfo(**entry.to_dict(), server_name=connection.server_name if connection is not None else None)
+            )
+        return Reply(m.ToolList(tools=tools))
+
+    async def call_tool(self, request: Request, body: m.CallToolRequest) -> Reply:
+        name = request.path_params["name"]
+        principal = principal_of(request)
+        visible = {t.name for t in self._visible_tools(request)}
+        if name not in visible:
+            hint = difflib.get_close_matches(name, visible, n=3)
+            suggestion = f" Did you mean {', '.join(repr(s) for s in hint)}?" if hint else ""
+            raise ApiError(404, "ToolNotFound", f"no tool {name!r}.{suggestion}", tool=name)
+        timeout_s = _float_query(request, "timeout_s")
+        result = await self.station.call_tool(
+            name, body.root, caller=Caller(principal.identity, principal.role), timeout_s=timeout_s
+        )
+        return Reply(m.ToolResultBody.model_validate(result.to_dict()))
+
+    async def list_prompts(self, request: Request, _: None) -> Reply:
+        return Reply(m.PromptList(prompts=[m.PromptInfo(**p.to_dict()) for p in self.station.prompts]))
+
+    async def get_prompt(self, request: Request, body: m.GetPromptRequest) -> Reply:
+        result = await self.station.get_prompt(request.path_params["name"], body.root)
+        dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return Reply(m.PromptResultBody.model_validate(dumped))
+
+    async def list_resources(self, request: Request, _: None) -> Reply:
+        return Reply(
+            m.ResourceList(
+                resources=[m.ResourceInfo(**r.to_dict()) for r in self.station.resources],
+                templates=[m.TemplateInfo(**t.to_dict()) for t in self.station.templates],
+            )
+        )
+
+    async def read_resource(self, request: Request, _: None) -> Reply:
+        uri = request.query_params.get("uri")
+        if not uri:
+            raise ApiError(400, "BadRequest", "say which resource: ?uri=<resource URI>")
+        result = await self.station.read_resource(uri)
+        dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        return Reply(m.ResourceResultBody.model_validate(dumped))
+
+    # -- audit, events, metrics, document ------------------------------------------------------------
+
+    async def audit(self, request: Request, _: None) -> Reply:
+        store = self.station.store
+        if store is None:
+            raise ApiError(404, "NotFound", "this station has no store, so nothing is audited")
+        server = request.query_params.get("server") or None
+        since = _since(request.query_params.get("since"))
+        limit = _int_query(request, "limit", AUDIT_DEFAULT_LIMIT, maximum=AUDIT_MAX_LIMIT)
+        calls = await store.list_calls(server, since, limit)
+        actions = await store.list_actions(server, since, limit)
+        return Reply(
+            m.AuditBody(
+                calls=[
+                    m.AuditCall(
+                        id=c.id,
+                        at=c.at.isoformat(),
+                        server=c.server,
+                        tool=c.tool,
+                        caller=c.caller,
+                        argument_bytes=c.argument_bytes,
+                        outcome=c.outcome,
+                        error=c.error,
+                        duration_s=c.duration_s,
+                    )
+                    for c in calls
+                ],
+                actions=[
+                    m.AuditAction(
+                        id=a.id,
+                        at=a.at.isoformat(),
+                        actor=a.actor,
+                        action=a.action,
+                        server=a.server,
+                        detail=dict(a.detail),
+                    )
+                    for a in actions
+                ],
+            )
+        )
+
+    async def events(self, request: Request, _: None) -> Response:
+        return StreamingResponse(
+            self.streams.stream(principal_of(request)),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    async def metrics_text(self, request: Request, _: None) -> Response:
+        return Response(render_metrics(self.metrics, self.station), media_type=METRICS_CONTENT_TYPE)
+
+    async def openapi(self, request: Request, _: None) -> Response:
+        document = openapi_document(self.operations, version=_package_version(), public_health=self.public_health)
+        return Response(json.dumps(document), media_type="application/json")
+
+    async def console(self, request: Request, _: None) -> Response:
+        return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-cache"})
+
+    # -- the route table ----------------------------------------------------------------------------
+
+    def routes(self) -> list[_Route]:
+        name = Param("name", "path", "The server's name (its config key).")
+        tool = Param("name", "path", "The tool's public name.")
+        refused = {409: ("Refused: the change breaks a rule; `message` says which.", m.ServerChangeBody)}
+
+        def server_action(verb: str, summary: str, handler: Handler, method: str = "POST") -> _Route:
+            path = "/api/mcp/servers/{name}" + (f"/{verb}" if verb else "")
+            return _Route(
+                Operation(
+                    method,
+                    path,
+                    summary,
+                    "admin",
+                    response=m.ServerChangeBody,
+                    params=(name,),
+                    extra_responses=refused,
+                    tag="servers",
+                ),
+                handler,
+            )
+
+        return [
+            _Route(
+                Operation(
+                    "GET",
+                    "/api/health",
+                    "Liveness, auth mode, servers by state.",
+                    None,
+                    response=m.Health,
+                    tag="station",
+                ),
+                self.health,
+            ),
+            _Route(
+                Operation(
+                    "GET",
+                    "/api/mcp/servers",
+                    "Every server with origin, state, version, counts, last error.",
+                    "user",
+                    response=m.ServerList,
+                    tag="servers",
+                ),
+                self.list_servers,
+            ),
+            _Route(
+                Operation(
+                    "POST",
+                    "/api/mcp/servers",
+                    "Add a server (admitted by policy, saved, connected).",
+                    "admin",
+                    body=m.AddServerRequest,
+                    response=m.ServerChangeBody,
+                    extra_responses=refused,
+                    tag="servers",
+                ),
+                self.add_server,
+            ),
+            server_action("", "Remove a dynamic server.", self.remove_server, method="DELETE"),
+            server_action("enable", "Enable a dynamic server and connect it.", self.enable_server),
+            server_action("disable", "Disable a dynamic server and disconnect it.", self.disable_server),
+            server_action("reconnect", "Reconnect a running server.", self.reconnect_server),
+            server_action("reload", "Reconnect a server and list what it offers again.", self.reload_server),
+            server_action("approve", "Approve a server waiting for an operator; it connects.", self.approve_server),
+            _Route(
+                Operation(
+                    "GET", "/api/mcp/tools", "The tools the token's role may see, flat.", "user", response=m.ToolList
+                ),
+                self.list_tools,
+            ),
+            _Route(
+                Operation(
+                    "POST",
+                    "/api/mcp/tools/{name}/call",
+                    "Call a tool; the body is its arguments.",
+                    "user",
+                    body=m.CallToolRequest,
+                    response=m.ToolResultBody,
+                    params=(
+                        tool,
+                        Param(
+                            "timeout_s",
+                            "query",
+                            "Seconds before the call is cancelled.",
+                            {"type": "number", "exclusiveMinimum": 0},
+                        ),
+                    ),
+                ),
+                self.call_tool,
+            ),
+            _Route(
+                Operation("GET", "/api/mcp/prompts", "The catalog's prompts.", "user", response=m.PromptList),
+                self.list_prompts,
+            ),
+            _Route(
+                Operation(
+                    "POST",
+                    "/api/mcp/prompts/{name}/get",
+                    "Get a prompt, filled with its arguments.",
+                    "user",
+                    body=m.GetPromptRequest,
+                    response=m.PromptResultBody,
+                    params=(Param("name", "path", "The prompt's public name."),),
+                ),
+                self.get_prompt,
+            ),
+            _Route(
+                Operation(
+                    "GET",
+                    "/api/mcp/resources",
+                    "The catalog's resources and templates.",
+                    "user",
+                    response=m.ResourceList,
+                ),
+                self.list_resources,
+            ),
+            _Route(
+                Operation(
+                    "GET",
+                    "/api/mcp/resources/read",
+                    "Read a resource.",
+                    "user",
+                    response=m.ResourceResultBody,
+                    params=(Param("uri", "query", "The resource URI.", required=True),),
+                ),
+                self.read_resource,
+            ),
+            _Route(
+                Operation(
+                    "GET",
+                    "/api/mcp/audit",
+                    "Audited calls and management actions, newest first.",
+                    "admin",
+                    response=m.AuditBody,
+                    tag="audit",
+                    params=(
+                        Param("server", "query", "Only this server."),
+                        Param(
+                            "since",
+                            "query",
+                            "Only at or after this ISO 8601 time.",
+                            {"type": "string", "format": "date-time"},
+                        ),
+                        Param(
+                            "limit",
+                            "query",
+                            "At most this many of each (1-1000).",
+                            {"type": "integer", "minimum": 1, "maximum": AUDIT_MAX_LIMIT},
+                        ),
+                    ),
+                ),
+                self.audit,
+            ),
+            _Route(
+                Operation(
+                    "GET",
+                    "/api/events",
+                    "Server-Sent Events: snapshot, state, catalog, server, log. "
+                    "`?token=` is accepted here, for EventSource.",
+                    "user",
+                    media_type="text/event-stream",
+                    tag="station",
+                ),
+                self.events,
+            ),
+            _Route(
+                Operation(
+                    "GET", "/metrics", "Prometheus metrics.", "user", media_type=METRICS_CONTENT_TYPE, tag="station"
+                ),
+                self.metrics_text,
+            ),
+            _Route(Operation("GET", "/openapi.json", "This document.", "user", tag="station"), self.openapi),
+        ]
+
+
+def _change(data: dict[str, Any], *, secrets: tuple[str, ...] = ()) -> Reply:
+    body = m.ServerChangeBody.model_validate(data)
+    return Reply(body, 200 if body.ok else 409, secrets)
+
+
+def _name(request: Request) -> str:
+    return str(request.path_params["name"])
+
+
+def _float_query(request: Request, key: str) -> float | None:
+    raw = request.query_params.get(key)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ApiError(400, "BadRequest", f"{key} must be a number of seconds, not {raw!r}") from None
+    if value <= 0:
+        raise ApiError(400, "BadRequest", f"{key} must be more than 0")
+    return value
+
+
+def _int_query(request: Request, key: str, default: int, *, maximum: int) -> int:
+    raw = request.query_params.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ApiError(400, "BadRequest", f"{key} must be a whole number, not {raw!r}") from None
+    if not 1 <= value <= maximum:
+        raise ApiError(400, "BadRequest", f"{key} must be between 1 and {maximum}")
+    return value
+
+
+def _since(raw: str | None) -> datetime | None:
+    if not raw:
+        return None
+    try:
+        return datetime.fromisoformat(raw.replace("Z", "+00:00"))
+    except ValueError:
+        example = "2026-01-31T12:00:00Z"
+        raise ApiError(400, "BadRequest", f"since must be an ISO 8601 time ({example}), not {raw!r}") from None
+
+
+async def _read_body(request: Request, model: type[BaseModel]) -> BaseModel:
+    """The request body validated with `model`; an empty body is an empty object."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise ApiError(413, "BodyTooLarge", f"the body is over {MAX_BODY_BYTES} bytes")
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw.extend(chunk)
+        if len(raw) > MAX_BODY_BYTES:
+            raise ApiError(413, "BodyTooLarge", f"the body is over {MAX_BODY_BYTES} bytes")
+    try:
+        return model.model_validate_json(bytes(raw) or b"{}")
+    except ValidationError as exc:
+        # Locations and messages only: pydantic's `input` would echo values back, secrets included.
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in error['loc'] if p != 'root') or 'body'}: {error['msg']}"
+            for error in exc.errors()[:5]
+        )
+        raise ApiError(422, "ValidationError", f"invalid {model.__name__}: {problems}") from None
+
+
+def _endpoint(api: _Api, route: _Route) -> Callable[[Request], Awaitable[Response]]:
+    op = route.operation
+
+    async def endpoint(request: Request) -> Response:
+        secrets: Iterable[str] = ()
+        try:
+            if op.role is not None:
+                require_role(request, op.role)
+            body = await _read_body(request, op.body) if op.body is not None else None
+            reply = await route.handler(request, body)
+            if isinstance(reply, Response):
+                return reply
+            secrets = reply.secrets
+            text = reply.body.model_dump_json()
+            status = reply.status
+        except ApiError as exc:
+            text, status = exc.body().model_dump_json(), exc.status
+            if status in (401, 413):
+                return error_response(exc)
+        except StationError as exc:
+            error = from_station_error(exc)
+            text, status = error.body().model_dump_json(), error.status
+        except Exception:  # boundary: one request's bug is a 500, never a dead server
+            logger.exception("%s %s failed", request.method, request.url.path)
+            error = ApiError(500, "InternalError", "the request failed inside the station; see its log")
+            text, status = error.body().model_dump_json(), error.status
+        return Response(api.redactor.scrub(text, secrets), status_code=status, media_type="application/json")
+
+    return endpoint
+
+
+class _RoleGate:
+    """ASGI wrapper: only principals with `role` reach `app` (the gateway)."""
+
+    def __init__(self, app: ASGIApp, role: Role) -> None:
+        self.app = app
+        self.role = role
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            require_role(Request(scope), self.role)
+        except ApiError as exc:
+            await error_response(exc)(scope, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
+class _SecurityHeaders:
+    """ASGI middleware adding `SECURITY_HEADERS` (and `no-store` on API answers) to every response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        api = not scope["path"].startswith("/static/") and scope["path"] != "/"
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {k.lower() for k, _ in headers}
+                headers.extend((k, v) for k, v in SECURITY_HEADERS if k not in present)
+                if api and b"cache-control" not in present:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
+    return error_response(ApiError(exc.status_code, kind, str(exc.detail)))
+
+
+def build_app(
+    station: Station,
+    *,
+    host: str = DEFAULT_API_HOST,
+    port: int = DEFAULT_API_PORT,
+    allowed_hosts: Sequence[str] = (),
+    public_health: bool = False,
+    gateway: bool = True,
+    metrics: MetricsLayer | None = None,
+) -> Starlette:
+    """The HTTP service for a running `station`, bound (by the caller) to `host:port`.
+
+    `host` and `port` decide the allowed `Host` headers (see `auth`) and whether local-dev mode
+    (loopback, no token in the store) is possible; `allowed_hosts` adds names (`name:port`, or
+    `name:*`). `public_health` serves `/api/health` without a token. `gateway` mounts the MCP
+    gateway at `/mcp` (admins only). A `MetricsLayer` is added to the station's call path
+    (pass one to share it). Run the app under uvicorn (`serve.ApiServer`) while `station` runs;
+    check the bind first with `auth.check_bind`.
+    """
+    hosts = allowed_hosts_for(host, port, allowed_hosts)
+    if metrics is None:
+        metrics = MetricsLayer()
+        station.add_call_layer(metrics)
+    redactor = Redactor(station)
+    streams = EventStreams(station, redactor)
+    local_dev = LocalDev(station.store, host)
+    api = _Api(station, metrics, redactor, streams, local_dev, public_health)
+    table = api.routes()
+    api.operations = [r.operation for r in table]
+    routes: list[BaseRoute] = [Route(r.operation.path, _endpoint(api, r), methods=[r.operation.method]) for r in table]
+    routes.append(Route("/", _endpoint(api, _Route(Operation("GET", "/", "", None), api.console)), methods=["GET"]))
+    routes.append(Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"))
+    gateway_app: Starlette | None = None
+    if gateway:
+        origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+        gateway_app = gateway_asgi_app(station, allowed_hosts=list(hosts), allowed_origins=origins)
+        routes.append(Route(GATEWAY_PATH, _RoleGate(gateway_app, "admin"), methods=["GET", "POST", "DELETE"]))
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if gateway_app is not None:
+                await stack.enter_async_context(gateway_app.router.lifespan_context(gateway_app))
+            try:
+                yield
+            finally:
+                streams.close()
+
+    app = Starlette(
+        routes=routes,
+        middleware=[
+            Middleware(_SecurityHeaders),
+            Middleware(
+                AccessGuard,
+                store=station.store,
+                local_dev=local_dev,
+                allowed_hosts=hosts,
+                public_health=public_health,
+            ),
+        ],
+        exception_handlers={HTTPException: _http_error},
+        lifespan=lifespan,
+    )
+    app.state.event_streams = streams
+    app.state.metrics = metrics
+    return app

@@ -1,0 +1,239 @@
+"""Who may use the HTTP API, and from where: Host and Origin checks, then bearer tokens with roles.
+
+Order of checks, for every HTTP request (the console's static files included):
+
+1. `Host` must be one of the allowed hosts (`127.0.0.1:PORT`, `localhost:PORT`, `[::1]:PORT`, the
+   bound address when it is a specific one, plus configured names): a page on another origin that
+   rebinds its DNS name to 127.0.0.1 sends its own name as `Host`, and is refused (421).
+2. An `Origin`, when sent, must be `http(s)://` one of the allowed hosts (403): a page elsewhere
+   cannot drive the API through the person's browser.
+3. A bearer token (`Authorization: Bearer ...`; on `/api/events` also `?token=`, since
+   `EventSource` cannot send headers), checked with `Store.verify_token`: 401 when missing or
+   unknown. The console (`/`, `/static/...`) and, when configured, `/api/health` need none.
+   **Local-dev mode**: bound to loopback with no token in the store, requests without a token act
+   as a local admin. Never on any other address: `check_bind` refuses to start there.
+
+Roles are checked by the handlers (`require_role`): `admin` manages servers, reads the audit and
+uses the gateway; `user` lists and calls the tools its role may see.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+from urllib.parse import parse_qs
+
+from starlette.requests import Request
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcpstation.api.errors import ApiError, error_response, forbidden, unauthorized
+from mcpstation.config.models import ROLE_RANK
+from mcpstation.errors import UsageError
+from mcpstation.store import Store
+
+Role = Literal["admin", "user"]
+LOCAL_DEV_IDENTITY = "local"  # the caller name audited for requests in local-dev mode
+TOKEN_PRESENCE_TTL_S = 2.0  # how long "are there any tokens?" is cached; a new token ends local-dev soon after
+PRINCIPAL_KEY = "mcpstation.principal"
+PUBLIC_PATHS = ("/", "/favicon.ico")
+PUBLIC_PREFIXES = ("/static/",)
+QUERY_TOKEN_PATHS = ("/api/events",)
+HEALTH_PATH = "/api/health"
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is asking: a token's name and role, or the local-dev admin; None for public pages."""
+
+    identity: str
+    role: Role
+
+    @property
+    def actor(self) -> str:
+        """How management actions by this principal are audited."""
+        return f"api:{self.identity}"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` (a bind address or name) only accepts connections from this machine."""
+    name = host.strip("[]")
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def allowed_hosts_for(host: str, port: int, extra: Iterable[str] = ()) -> tuple[str, ...]:
+    """The `Host` values accepted: the loopback names on `port`, the bound address, and `extra`."""
+    hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
+    name = host.strip("[]")
+    wildcard = name in ("", "0.0.0.0", "::")
+    if not wildcard:
+        literal = f"[{name}]" if ":" in name else name
+        hosts.append(f"{literal}:{port}")
+    hosts.extend(extra)
+    return tuple(dict.fromkeys(h.lower() for h in hosts))
+
+
+async def check_bind(store: Store | None, host: str) -> None:
+    """Refuse to serve on a non-loopback address when no token exists (anyone could drive it).
+
+    Raises:
+        UsageError: `host` is not loopback and the store has no token (or there is no store).
+    """
+    if is_loopback(host):
+        return
+    if store is not None and await store.list_tokens():
+        return
+    raise UsageError(
+        f"refusing to serve the HTTP API on {host!r} without any API token: anyone who can reach it "
+        "could manage servers and call tools.\n"
+        "  Fix: create one with `mcpstation token create --role admin --name NAME`, or bind to 127.0.0.1."
+    )
+
+
+def require_role(request: Request, role: Role) -> Principal:
+    """The request's principal, if its role reaches `role`.
+
+    Raises:
+        ApiError: 403 when the role is too low.
+    """
+    principal = principal_of(request)
+    if ROLE_RANK[principal.role] < ROLE_RANK[role]:
+        raise forbidden(f"this needs the {role!r} role; the token {principal.identity!r} has {principal.role!r}")
+    return principal
+
+
+def principal_of(request: Request) -> Principal:
+    principal = request.scope.get(PRINCIPAL_KEY)
+    if not isinstance(principal, Principal):
+        raise unauthorized("this needs an API token: send `Authorization: Bearer <token>`")
+    return principal
+
+
+class LocalDev:
+    """Whether local-dev mode is on: a loopback bind and no token in the store.
+
+    "Any tokens?" is cached for `TOKEN_PRESENCE_TTL_S`, so creating the first token (with the CLI,
+    while the station runs) ends local-dev mode within seconds.
+    """
+
+    def __init__(self, store: Store | None, bind_host: str) -> None:
+        self.store = store
+        self.loopback = is_loopback(bind_host)
+        self._any_token: bool | None = None
+        self._checked_at = 0.0
+
+    async def active(self) -> bool:
+        if not self.loopback:
+            return False
+        if self.store is None:
+            return True
+        now = time.monotonic()
+        if self._any_token is None or now - self._checked_at > TOKEN_PRESENCE_TTL_S:
+            self._any_token = bool(await self.store.list_tokens())
+            self._checked_at = now
+        return not self._any_token
+
+
+class AccessGuard:
+    """ASGI middleware: Host, Origin, then token; sets the request's `Principal` in its scope."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        store: Store | None,
+        local_dev: LocalDev,
+        allowed_hosts: Sequence[str],
+        public_health: bool = False,
+    ) -> None:
+        self.app = app
+        self.store = store
+        self.local_dev = local_dev
+        self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts)
+        self.allowed_origins = frozenset(f"{scheme}://{h}" for h in self.allowed_hosts for scheme in ("http", "https"))
+        self.public_health = public_health
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":  # websockets: nothing is served over them
+            return
+        try:
+            principal = await self._admit(scope)
+        except ApiError as exc:
+            await error_response(exc)(scope, receive, send)
+            return
+        if principal is not None:
+            scope[PRINCIPAL_KEY] = principal
+        await self.app(scope, receive, send)
+
+    async def _admit(self, scope: Scope) -> Principal | None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        self._check_host_and_origin(headers)
+        self._check_fetch_site(scope["path"], headers)
+        principal = await self._authenticate(scope, headers)
+        if principal is None and not self._is_public(scope["path"]):
+            if not await self.local_dev.active():
+                raise unauthorized(
+                    "this needs an API token: send `Authorization: Bearer <token>` "
+                    "(create one with `mcpstation token create --role user --name NAME`)"
+                )
+            principal = Principal(LOCAL_DEV_IDENTITY, "admin")
+        return principal
+
+    def _check_host_and_origin(self, headers: dict[str, str]) -> None:
+        host = headers.get("host", "").lower()
+        if not self._host_allowed(host):
+            raise ApiError(
+                421,
+                "InvalidHost",
+                f"Host {host!r} is not served here; add it to the allowed hosts (--allow-host) if it is yours",
+            )
+        origin = headers.get("origin")
+        if origin is not None and origin.lower().rstrip("/") not in self.allowed_origins:
+            raise forbidden(f"requests from the origin {origin!r} are not allowed")
+
+    def _check_fetch_site(self, path: str, headers: dict[str, str]) -> None:
+        # Browsers omit `Origin` on some cross-site GETs (<img>, <script>); they do send this.
+        if headers.get("sec-fetch-site") in ("cross-site", "same-site") and not self._is_public(path):
+            raise forbidden("requests from another site are not allowed")
+
+    def _host_allowed(self, host: str) -> bool:
+        if host in self.allowed_hosts:
+            return True
+        name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+        return f"{name}:*" in self.allowed_hosts
+
+    def _is_public(self, path: str) -> bool:
+        if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
+            return True
+        return self.public_health and path == HEALTH_PATH
+
+    async def _authenticate(self, scope: Scope, headers: dict[str, str]) -> Principal | None:
+        token = _bearer(headers.get("authorization"))
+        if token is None and scope["path"] in QUERY_TOKEN_PATHS:
+            values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
+            token = values[0] if values else None
+        if token is None:
+            return None
+        record = await self.store.verify_token(token) if self.store is not None else None
+        if record is None:
+            raise unauthorized("the API token is not valid (unknown or revoked)")
+        return Principal(record.name, record.role)
+
+
+def _bearer(value: str | None) -> str | None:
+    if not value:
+        return None
+    scheme, _, token = value.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        return None
+    return token.strip()

@@ -1,0 +1,235 @@
+"""The HTTP API's request and response bodies: handlers validate and serialize with these, and
+`/openapi.json` is built from their JSON schemas, so the document cannot drift from the code.
+
+Shapes follow the library's own `to_dict()` (a tool result here is `ToolResult.to_dict()`).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from mcpstation.config.models import ServerSpec
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ErrorBody(_Body):
+    """Every error: what kind, what happened and what to do, and what it concerns."""
+
+    type: str = Field(description="The error's kind, e.g. Unauthorized, ToolNotFound, ValidationError.")
+    message: str
+    server: str | None = None
+    tool: str | None = None
+
+
+class Health(_Body):
+    status: Literal["ok"] = "ok"
+    version: str
+    auth: Literal["token", "local-dev"] = Field(description="local-dev: loopback with no token in the store.")
+    servers: dict[str, int] = Field(description="How many servers are in each state.")
+    tools: int
+
+
+class ServerInfo(_Body):
+    """One server as `Station.status()` shows it; secrets never appear (targets are redacted)."""
+
+    name: str
+    origin: Literal["static", "dynamic"]
+    state: str
+    transport: str
+    target: str
+    protocol_version: str | None
+    server_name: str | None
+    server_version: str | None
+    tools: int
+    prompts: int
+    resources: int
+    templates: int
+    error: str | None
+    pid: int | None
+    startup_s: float | None
+    restarts: int
+    stderr_tail: list[str]
+    warnings: list[str]
+    instructions: str | None
+
+
+class ServerList(_Body):
+    servers: list[ServerInfo]
+    conflicts: list[dict[str, Any]] = Field(description="Catalog entries not published, and why.")
+
+
+class AddServerRequest(RootModel[ServerSpec]):
+    """A server entry as in a config file, plus its `name` (`transport` picks the variant)."""
+
+
+class ServerChangeBody(_Body):
+    """The outcome of a management action (`ServerChange.to_dict()`); `ok` false means refused."""
+
+    ok: bool
+    action: str
+    server: str
+    message: str
+    state: str | None
+    tools: int
+
+
+class ToolInfo(_Body):
+    """One catalog tool, flat: its public name and where it comes from."""
+
+    name: str = Field(description="The public (LLM-facing) name; call it by this.")
+    server: str = Field(description="The server's id (its config key).")
+    server_name: str | None = Field(description="The name the server gave itself at initialize.")
+    tool: str = Field(description="The tool's own name on its server.")
+    description: str
+    input_schema: dict[str, Any]
+
+
+class ToolList(_Body):
+    tools: list[ToolInfo]
+
+
+class CallToolRequest(RootModel[dict[str, Any]]):
+    """The tool's arguments object."""
+
+
+class ToolResultBody(_Body):
+    """`ToolResult.to_dict()`: a failed call is `ok: false` with `error`, not an HTTP error."""
+
+    ok: bool
+    name: str
+    text: str
+    content: list[dict[str, Any]] = Field(description="MCP content blocks (text, image, audio, resource...).")
+    structured: dict[str, Any] | None
+    server: str | None
+    tool: str | None
+    duration_s: float
+    error: str | None
+
+
+class PromptInfo(_Body):
+    name: str
+    server: str
+    prompt: str
+    description: str
+    arguments: list[dict[str, Any]]
+
+
+class PromptList(_Body):
+    prompts: list[PromptInfo]
+
+
+class GetPromptRequest(RootModel[dict[str, str]]):
+    """The prompt's arguments (strings)."""
+
+
+class PromptResultBody(_Body):
+    """The SDK's `GetPromptResult` as JSON."""
+
+    model_config = ConfigDict(extra="allow")
+
+    description: str | None = None
+    messages: list[dict[str, Any]]
+
+
+class ResourceInfo(_Body):
+    kind: Literal["resource"]
+    uri: str
+    server: str
+    name: str
+    description: str
+    mime_type: str | None
+
+
+class TemplateInfo(_Body):
+    kind: Literal["template"]
+    uri_template: str
+    server: str
+    name: str
+    description: str
+    mime_type: str | None
+
+
+class ResourceList(_Body):
+    resources: list[ResourceInfo]
+    templates: list[TemplateInfo]
+
+
+class ResourceResultBody(_Body):
+    """The SDK's `ReadResourceResult` as JSON (`text` or base64 `blob` per item)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    contents: list[dict[str, Any]]
+
+
+class AuditCall(_Body):
+    id: int
+    at: str
+    server: str
+    tool: str
+    caller: str | None
+    argument_bytes: int
+    outcome: str
+    error: str | None
+    duration_s: float
+
+
+class AuditAction(_Body):
+    id: int
+    at: str
+    actor: str
+    action: str
+    server: str | None
+    detail: dict[str, Any]
+
+
+class AuditBody(_Body):
+    calls: list[AuditCall]
+    actions: list[AuditAction]
+
+
+class EventBody(_Body):
+    """One Server-Sent Event's `data` (`StationEvent.to_dict()`); the SSE `event:` is its kind.
+
+    `state`: a server's connection state changed · `catalog`: which lists changed · `server`: a
+    management action (a `ServerChange`) · `log`: a server's log or stderr line (admins only) ·
+    `snapshot` (first, on connect): every server, as `GET /api/mcp/servers`.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: Literal["state", "catalog", "server", "log", "snapshot"]
+    server: str | None
+    at: float
+
+
+MODELS: tuple[type[BaseModel], ...] = (
+    ErrorBody,
+    Health,
+    ServerInfo,
+    ServerList,
+    AddServerRequest,
+    ServerChangeBody,
+    ToolInfo,
+    ToolList,
+    CallToolRequest,
+    ToolResultBody,
+    PromptInfo,
+    PromptList,
+    GetPromptRequest,
+    PromptResultBody,
+    ResourceInfo,
+    TemplateInfo,
+    ResourceList,
+    ResourceResultBody,
+    AuditCall,
+    AuditAction,
+    AuditBody,
+    EventBody,
+)
+"""Every model, for the OpenAPI document's components."""
