@@ -53,9 +53,10 @@ async def running_api(
     public_health: bool = False,
     allowed_hosts: Sequence[str] = (),
     policy: dict[str, Any] | None = None,
+    station_settings: dict[str, Any] | None = None,
 ) -> AsyncIterator[RunningApi]:
     """Start a store, a station and the app on a real socket; stop them all on exit."""
-    config = StationConfig(servers=tuple(servers), policy={**POLICY, **(policy or {})})
+    config = StationConfig(servers=tuple(servers), policy={**POLICY, **(policy or {})}, station=station_settings or {})
     async with await Store.open(data_dir=tmp_path) as store:
         issued: dict[str, str] = {}
         if tokens:
