@@ -40,6 +40,7 @@ from mcpstation.host import Host
 from mcpstation.pinning import ToolPins
 from mcpstation.policy import UrlGuard, classify_command, clean_text
 from mcpstation.policy.admission import admit
+from mcpstation.policy.oauth_guard import oauth_request_guard
 from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
@@ -177,7 +178,7 @@ class Station:
         on_change: Callable[[Station], None] | None = None,
     ) -> None:
         self.config = resolve_presets(config)
-        self.hooks = hooks if hooks is not None else Host.from_config(self.config)
+        self.hooks = hooks if hooks is not None else Host.from_config(self.config, store=store)
         self._url_guard = UrlGuard.from_policy(self.config.policy)
         self._fetch_servers = fetch_guard_targets(self.config)
         self._specs_by_name = {spec.name: spec for spec in self.config.servers}
@@ -321,14 +322,16 @@ class Station:
 
     def _launch(self, spec: ServerSpec) -> ServerConnection:
         assert self._task_group is not None
-        dynamic = spec.name in self._dynamic
+        # Servers an agent added: judged again at connect, and their OAuth requests guarded too.
+        remote_dynamic = spec.name in self._dynamic and not isinstance(spec, StdioServerSpec)
         connection = ServerConnection(
             spec,
             self.config.station,
             on_change=self._connection_changed,
             hooks=self.hooks,
             on_stderr=self._on_stderr,
-            precheck=self._recheck_dynamic if dynamic and not isinstance(spec, StdioServerSpec) else None,
+            precheck=self._recheck_dynamic if remote_dynamic else None,
+            request_guard=oauth_request_guard(spec.url, self._url_guard, server=spec.name) if remote_dynamic else None,
         )
         self._connections[spec.name] = connection
         self._task_group.start_soon(connection.run, name=f"mcpstation server {spec.name!r}")

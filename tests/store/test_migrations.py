@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import stat
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import anyio
 import pytest
 import sqlalchemy as sa
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
@@ -17,8 +19,11 @@ from store_helpers import StoreTarget
 from mcpstation.config.models import StdioServerSpec
 from mcpstation.errors import StoreError, UsageError
 from mcpstation.store import Store, default_data_dir
+from mcpstation.store._engine import WRITE_OPTION, create_engine
+from mcpstation.store._location import database_url, sqlite_file
 from mcpstation.store._migrate import alembic_config
-from mcpstation.store._schema import METADATA
+from mcpstation.store._schema import METADATA, dynamic_servers
+from mcpstation.store._specs import dump_spec
 
 pytestmark = pytest.mark.anyio
 
@@ -31,7 +36,7 @@ async def test_open_migrates_to_head(store: Store) -> None:
     async with store.engine.connect() as connection:
         version = (await connection.execute(sa.text("SELECT version_num FROM alembic_version"))).scalar_one()
 
-    assert version == _head() == "0001"
+    assert version == _head() == "0002"
     assert await store.schema_revision() == version
 
 
@@ -56,6 +61,59 @@ async def test_reopening_keeps_data_and_revision(store_target: StoreTarget) -> N
         assert await second.verify_token(token) is not None
         assert [action.action for action in await second.list_actions()] == ["create_token", "add"]
         assert await second.schema_revision() == _head()
+
+
+async def _database_at(target: StoreTarget, revision: str) -> None:
+    """Create `target`'s database as the release whose newest revision was `revision` left it."""
+    url = database_url(target.url, data_dir=target.data_dir)
+    file = sqlite_file(url)
+    if file is not None:
+        file.parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, schema=target.schema)
+
+    def upgrade(connection: sa.Connection) -> None:
+        config = alembic_config()
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+    try:
+        async with engine.execution_options(**{WRITE_OPTION: True}).begin() as connection:
+            if target.schema is not None:
+                await connection.execute(sa.text(f'CREATE SCHEMA IF NOT EXISTS "{target.schema}"'))
+            await connection.run_sync(upgrade)
+            assert (await connection.execute(sa.text("SELECT version_num FROM alembic_version"))).scalar() == revision
+            # A dynamic server as that release wrote it (`dynamic_servers` is unchanged since 0001).
+            spec = StdioServerSpec(name="old", command="uvx", env={"TOKEN": SecretStr("s3cret")})
+            now = datetime.now(UTC)
+            await connection.execute(
+                sa.insert(dynamic_servers).values(
+                    name="old",
+                    spec=dump_spec(spec),
+                    transport="stdio",
+                    enabled=True,
+                    status="active",
+                    note=None,
+                    added_by="alice",
+                    added_at=now,
+                    updated_at=now,
+                )
+            )
+    finally:
+        await engine.dispose()
+
+
+async def test_a_database_of_the_first_release_is_upgraded_in_place(store_target: StoreTarget) -> None:
+    await _database_at(store_target, "0001")
+
+    async with await store_target.open() as store:
+        assert await store.schema_revision() == _head() == "0002"
+        kept = await store.get_dynamic_server("old", reveal_secrets=True)
+        assert kept is not None and kept.spec.env["TOKEN"].get_secret_value() == "s3cret"
+        expires_at = datetime.now(UTC) + timedelta(hours=1)
+        await store.set_oauth_tokens("old", "https://mcp.example/mcp", {"access_token": "a"}, expires_at)
+        stored = await store.get_oauth("old")
+        assert stored is not None and stored.tokens == {"access_token": "a"}
+        assert stored.token_expires_at is not None and abs(stored.token_expires_at - expires_at) < timedelta(seconds=1)
 
 
 async def test_database_from_a_newer_release_is_refused(store_target: StoreTarget) -> None:

@@ -111,7 +111,7 @@ async def open_station() -> AsyncIterator[Station]:
     elicitor = TerminalElicitor() if sys.stdin.isatty() and not _globals.json else None
     async with await open_store(config) as store:
         async with Station(
-            config, store=store, hooks=Host.from_config(config, elicitation_handler=elicitor)
+            config, store=store, hooks=Host.from_config(config, elicitation_handler=elicitor, store=store)
         ) as station:
             yield station
 

@@ -161,8 +161,8 @@ async def _served_station(host: str, port: int) -> AsyncIterator[tuple[Station, 
     the HTTP socket before any server starts, so a busy port fails fast."""
     config = _load()
     elicitor = TerminalElicitor() if sys.stdin.isatty() and not _globals.json else None
-    relay = GatewayRelay(fallback=Host.from_config(config, elicitation_handler=elicitor))
     async with await open_store(config) as store:
+        relay = GatewayRelay(fallback=Host.from_config(config, elicitation_handler=elicitor, store=store))
         await check_bind(store, host)
         sock = bind_socket(host, port)
         try:

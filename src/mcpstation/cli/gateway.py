@@ -48,23 +48,21 @@ def gateway(
     _configure_logging(logging.INFO if not stdio else logging.WARNING)
     try:
         station_config = _load()
-        relay = GatewayRelay(fallback=Host.from_config(station_config))
     except StationError as exc:  # boundary: the CLI turns station errors into exit codes
         err.print(f"{type(exc).__name__}: {exc}", style="red", markup=False)
         raise typer.Exit(exc.exit_code) from None
 
     async def main() -> None:
-        async with (
-            await open_store(station_config) as store,
-            Station(station_config, store=store, hooks=relay) as station,
-        ):
-            if stdio:
-                await serve_stdio(station, relay=relay)
-                return
-            app = gateway_asgi_app(station, json_response=json_response, stateless=stateless, relay=relay)
-            server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on"))
-            logger.info("gateway serving %d tools at http://%s:%d%s", len(station.tools), host, port, GATEWAY_PATH)
-            await server.serve()
+        async with await open_store(station_config) as store:
+            relay = GatewayRelay(fallback=Host.from_config(station_config, store=store))
+            async with Station(station_config, store=store, hooks=relay) as station:
+                if stdio:
+                    await serve_stdio(station, relay=relay)
+                    return
+                app = gateway_asgi_app(station, json_response=json_response, stateless=stateless, relay=relay)
+                config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
+                logger.info("gateway serving %d tools at http://%s:%d%s", len(station.tools), host, port, GATEWAY_PATH)
+                await uvicorn.Server(config).serve()
 
     with contextlib.suppress(KeyboardInterrupt):
         _run_main(main)

@@ -37,7 +37,7 @@ from mcpstation.connection.discovery import walk_pages
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.listing import ServerListing
 from mcpstation.connection.state import ConnectionState
-from mcpstation.connection.transports import Streams, TransportContext, open_transport, resolve_command
+from mcpstation.connection.transports import RequestGuard, Streams, TransportContext, open_transport, resolve_command
 from mcpstation.errors import ConnectionLost, ServerStartError, ServerUnavailable
 
 logger = logging.getLogger(__name__)
@@ -132,8 +132,10 @@ class ServerConnection:
         hooks: SessionHooks = NO_HOOKS,
         on_stderr: Callable[[str, str], None] | None = None,
         precheck: Callable[[ServerSpec], Awaitable[str | None]] | None = None,
+        request_guard: RequestGuard | None = None,
     ) -> None:
         self.spec = spec
+        self._request_guard = request_guard
         self._precheck = precheck
         self._on_stderr = on_stderr
         self.hooks = hooks
@@ -465,7 +467,11 @@ class ServerConnection:
         await self._wait_for(lambda: self._stop_requested or self._reconnect_requested or self._lost)
 
     def _client_for(self, sink: StderrSink | None) -> Client:
-        context = TransportContext(errlog=sink.file if sink is not None else None, auth=self.hooks.http_auth(self.spec))
+        context = TransportContext(
+            errlog=sink.file if sink is not None else None,
+            auth=self.hooks.http_auth(self.spec),
+            request_guard=self._request_guard,
+        )
         transport = self._watched(open_transport(self.spec, context))
         kwargs: dict[str, Any] = {"logging_callback": self._on_log}
         kwargs.update(self.hooks.client_kwargs(self.spec))

@@ -15,7 +15,7 @@ from mcpstation.host.elicitation import (
     apply_defaults,
 )
 from mcpstation.host.host import AuthProviderFactory, Host
-from mcpstation.host.oauth import FileTokenStorage, OAuthProviders, oauth_provider_for
+from mcpstation.host.oauth import FileTokenStorage, OAuthProviders, StoreTokenStorage, oauth_provider_for
 from mcpstation.host.openai_sampler import OpenAICompatibleSampler
 from mcpstation.host.roots import Roots
 from mcpstation.host.sampling import (
@@ -59,6 +59,7 @@ __all__ = [
     "SamplingToolResult",
     "SamplingToolUse",
     "SamplingTurn",
+    "StoreTokenStorage",
     "TerminalElicitor",
     "UrlRequest",
     "apply_defaults",

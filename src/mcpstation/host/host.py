@@ -33,7 +33,7 @@ from mcp.client import Client
 from mcpstation.config.models import LogLevel, RootSpec, ServerSpec, StationConfig
 from mcpstation.errors import ConfigError
 from mcpstation.host.elicitation import ElicitationHandler, ElicitationModes, Elicitor
-from mcpstation.host.oauth import OAuthProviders
+from mcpstation.host.oauth import OAuthProviders, OAuthStore
 from mcpstation.host.openai_sampler import OpenAICompatibleSampler
 from mcpstation.host.roots import Roots, notify_roots_changed
 from mcpstation.host.sampling import SamplingGate, SamplingHandler, SamplingPolicy
@@ -86,9 +86,11 @@ class Host:
         elicitation_handler: ElicitationHandler | None = None,
         auth_provider_factory: AuthProviderFactory | None = None,
         log_level: LogLevel | None = DEFAULT_LOG_LEVEL,
+        store: OAuthStore | None = None,
     ) -> Host:
         """A host for `config.host`. Without `sampling_handler`, `[host.sampling] base_url` and
-        `model` build an `OpenAICompatibleSampler`; with neither, no server can sample.
+        `model` build an `OpenAICompatibleSampler`; with neither, no server can sample. OAuth
+        tokens go to `store` when given, else to 0600 files in the data directory.
 
         Raises:
             ConfigError: a root is not a file:// URI.
@@ -119,7 +121,9 @@ class Host:
                     url=elicitation.enabled and elicitation.allow_url,
                 ),
                 log_level=log_level,
-                auth_provider_factory=auth_provider_factory if auth_provider_factory is not None else OAuthProviders(),
+                auth_provider_factory=auth_provider_factory
+                if auth_provider_factory is not None
+                else OAuthProviders(store=store),
             )
         except ValueError as exc:
             raise ConfigError(str(exc), path=config.source, key="host.roots") from exc

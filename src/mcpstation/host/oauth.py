@@ -4,9 +4,11 @@ What the SDK (`mcp.client.auth`) does for us: protected-resource and authorizati
 metadata discovery, issuer checks, CIMD or dynamic client registration, PKCE, scope selection and
 step-up, refresh, client credentials. What we add:
 
-* `FileTokenStorage`: the SDK `TokenStorage` over one JSON file per server, written atomically
-  with mode 0600 under `oauth_storage_dir()`, bound to the server URL it was issued for, keeping
-  the access token's absolute expiry so a restarted station refreshes instead of re-authorizing.
+* Token storage, bound to the server URL the credentials were issued for and keeping the access
+  token's absolute expiry so a restarted station refreshes instead of re-authorizing:
+  `StoreTokenStorage` keeps them in the station's store (`OAuthProviders(store=...)`), and
+  `FileTokenStorage`, for the library used without a store, in one JSON file per server written
+  atomically with mode 0600 under `oauth_storage_dir()`.
 * `LoopbackCallback`: a headless authorization-code redirect target on
   `http://127.0.0.1:PORT/callback` that captures `code`, `state` and `iss`.
 * `oauth_provider_for(spec, ...)`: the `httpx2.Auth` for a server's `[oauth]` settings, and
@@ -24,6 +26,7 @@ Separate processes sharing a token directory are not coordinated.
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import hashlib
 import json
@@ -35,9 +38,10 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -62,7 +66,10 @@ __all__ = [
     "FileTokenStorage",
     "LoopbackCallback",
     "OAuthProviders",
+    "OAuthStore",
     "RedirectHandler",
+    "StoreTokenStorage",
+    "StoredOAuth",
     "oauth_provider_for",
     "oauth_storage_dir",
     "print_authorization_url",
@@ -111,7 +118,51 @@ def token_file(storage_dir: Path, server: str) -> Path:
 # -- storage ---------------------------------------------------------------------------------------
 
 
-class FileTokenStorage:
+class _TokenStorage(abc.ABC):
+    """The SDK `TokenStorage` protocol over a record of three JSON fields: `tokens`, `expires_at`
+    (seconds since the epoch) and `client_info`. Subclasses say where the record lives."""
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self._parse(OAuthToken, (await self._read()).get("tokens"))
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
+        await self._update(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self._parse(OAuthClientInformationFull, (await self._read()).get("client_info"))
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        await self._update(client_info=client_info.model_dump(mode="json", exclude_none=True))
+
+    async def get_token_expiry(self) -> float | None:
+        """When the stored access token expires (seconds since the epoch), if the server said."""
+        expires_at = (await self._read()).get("expires_at")
+        return float(expires_at) if isinstance(expires_at, int | float) else None
+
+    @abc.abstractmethod
+    async def clear(self) -> None:
+        """Forget everything stored for this server (sign out)."""
+
+    @abc.abstractmethod
+    async def _read(self) -> dict[str, Any]:
+        """The record; empty when nothing (usable) is stored."""
+
+    @abc.abstractmethod
+    async def _update(self, **changes: Any) -> None:
+        """Replace the given fields of the record."""
+
+    def _parse(self, model: Any, raw: object) -> Any:
+        if raw is None:
+            return None
+        try:
+            return model.model_validate(raw)
+        except ValidationError as exc:
+            logger.warning("%r holds an invalid %s (%s); ignoring it", self, model.__name__, exc)
+            return None
+
+
+class FileTokenStorage(_TokenStorage):
     """The SDK `TokenStorage` protocol over one JSON file, written atomically with mode 0600.
 
     The file records the server URL it belongs to; a file written for another URL (the config
@@ -128,37 +179,12 @@ class FileTokenStorage:
     def __repr__(self) -> str:
         return f"<FileTokenStorage {str(self.path)!r}>"
 
-    async def get_tokens(self) -> OAuthToken | None:
-        raw = (await self._read()).get("tokens")
-        return _parse(OAuthToken, raw, self.path)
-
-    async def set_tokens(self, tokens: OAuthToken) -> None:
-        expires_at = time.time() + tokens.expires_in if tokens.expires_in is not None else None
-        await self._update(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at)
-
-    async def get_client_info(self) -> OAuthClientInformationFull | None:
-        raw = (await self._read()).get("client_info")
-        return _parse(OAuthClientInformationFull, raw, self.path)
-
-    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        await self._update(client_info=client_info.model_dump(mode="json", exclude_none=True))
-
-    async def get_token_expiry(self) -> float | None:
-        """When the stored access token expires (seconds since the epoch), if the server said."""
-        expires_at = (await self._read()).get("expires_at")
-        return float(expires_at) if isinstance(expires_at, int | float) else None
-
     def registered_redirect_uri(self) -> str | None:
-        """The loopback redirect URI the stored client was registered with, read synchronously
-        (providers are built outside the event loop's async code)."""
+        """The loopback redirect URI the stored client was registered with, read synchronously."""
         client_info = self._load().get("client_info")
-        uris = client_info.get("redirect_uris") if isinstance(client_info, dict) else None
-        if isinstance(uris, list) and uris and isinstance(uris[0], str) and _is_loopback_callback(uris[0]):
-            return uris[0]
-        return None
+        return _loopback_redirect_uri(client_info.get("redirect_uris") if isinstance(client_info, dict) else None)
 
     async def clear(self) -> None:
-        """Forget everything stored for this server (sign out)."""
         async with self._lock:
             await anyio.to_thread.run_sync(self._remove)
 
@@ -234,14 +260,88 @@ class FileTokenStorage:
             self.path.unlink()
 
 
-def _parse(model: Any, raw: object, path: Path) -> Any:
-    if raw is None:
-        return None
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        logger.warning("OAuth token file %s holds an invalid %s (%s); ignoring it", path, model.__name__, exc)
-        return None
+class StoredOAuth(Protocol):
+    """One server's OAuth record as the store returns it (`mcpstation.store.OAuthCredentials`)."""
+
+    @property
+    def server_url(self) -> str: ...
+    @property
+    def tokens(self) -> Mapping[str, Any] | None: ...
+    @property
+    def token_expires_at(self) -> datetime | None: ...
+    @property
+    def client_info(self) -> Mapping[str, Any] | None: ...
+
+
+class OAuthStore(Protocol):
+    """What token storage needs of the station's store (`mcpstation.store.Store` implements it)."""
+
+    async def get_oauth(self, server: str) -> StoredOAuth | None: ...
+
+    async def set_oauth_tokens(
+        self, server: str, server_url: str, tokens_json: Mapping[str, Any] | None, expires_at: datetime | None
+    ) -> None: ...
+
+    async def set_oauth_client(self, server: str, server_url: str, client_json: Mapping[str, Any] | None) -> None: ...
+
+    async def delete_oauth(self, server: str) -> bool: ...
+
+
+class StoreTokenStorage(_TokenStorage):
+    """The SDK `TokenStorage` protocol over the station's store: one `oauth_credentials` row per server.
+
+    Credentials kept for another server URL (the server's URL changed) read as empty, and the
+    first write for the new URL replaces them. A store that cannot be reached raises
+    `StoreError`, which fails the connect: re-authorizing because a database blinked would ask a
+    person to sign in for nothing.
+    """
+
+    def __init__(self, store: OAuthStore, server: str, server_url: str) -> None:
+        self.store = store
+        self.server = server
+        self.server_url = server_url
+
+    def __repr__(self) -> str:
+        return f"<StoreTokenStorage {self.server!r} {self.server_url!r}>"
+
+    async def clear(self) -> None:
+        await self.store.delete_oauth(self.server)
+
+    async def _read(self) -> dict[str, Any]:
+        record = await self.store.get_oauth(self.server)
+        if record is None:
+            return {}
+        if record.server_url != self.server_url:
+            logger.info(
+                "OAuth credentials of %r were stored for %s, not %s; ignoring them",
+                self.server,
+                record.server_url,
+                self.server_url,
+            )
+            return {}
+        expires_at = record.token_expires_at
+        return {
+            "tokens": record.tokens,
+            "expires_at": None if expires_at is None else expires_at.timestamp(),
+            "client_info": record.client_info,
+        }
+
+    async def _update(self, **changes: Any) -> None:
+        if "tokens" in changes:
+            expires_at = changes.get("expires_at")
+            expiry = None if expires_at is None else datetime.fromtimestamp(expires_at, UTC)
+            await self.store.set_oauth_tokens(self.server, self.server_url, changes["tokens"], expiry)
+        if "client_info" in changes:
+            await self.store.set_oauth_client(self.server, self.server_url, changes["client_info"])
+
+
+def _loopback_redirect_uri(redirect_uris: object) -> str | None:
+    """The first of a registered client's redirect URIs if it is our loopback callback."""
+    if isinstance(redirect_uris, list) and redirect_uris:
+        first = str(redirect_uris[0])
+        if _is_loopback_callback(first):
+            return first
+    return None
 
 
 # -- the loopback redirect target --------------------------------------------------------------------
@@ -407,23 +507,44 @@ class _StoredExpiry(OAuthClientProvider):
     async def _initialize(self) -> None:
         await super()._initialize()
         storage = self.context.storage
-        if self.context.current_tokens is not None and isinstance(storage, FileTokenStorage):
+        if self.context.current_tokens is not None and isinstance(storage, _TokenStorage):
             expires_at = await storage.get_token_expiry()
             if expires_at is not None:
                 self.context.token_expiry_time = expires_at - EXPIRY_SKEW_S
 
 
 class _AuthorizationCodeProvider(_StoredExpiry):
-    """Authorization code + PKCE; a configured client id takes precedence over a stored one."""
+    """Authorization code + PKCE; a configured client id takes precedence over a stored one.
 
-    def __init__(self, *args: Any, preregistered: OAuthClientInformationFull | None = None, **kwargs: Any) -> None:
+    Unless a redirect port is configured, the redirect URI follows the stored client's
+    registration (its loopback port), so a strict server still recognises it after a restart.
+    The stored client is only known once storage is read, hence here and not at construction.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        preregistered: OAuthClientInformationFull | None = None,
+        loopback: LoopbackCallback | None = None,
+        follow_registered: bool = True,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self._preregistered = preregistered
+        self._loopback = loopback
+        self._follow_registered = follow_registered
 
     async def _initialize(self) -> None:
         await super()._initialize()
+        stored = self.context.client_info
+        registered = _loopback_redirect_uri(stored.redirect_uris) if stored is not None else None
+        if registered is not None and self._follow_registered:
+            self.context.client_metadata.redirect_uris = [AnyUrl(registered)]
+            if self._loopback is not None:
+                self._loopback.port = urlsplit(registered).port or self._loopback.port
         if self._preregistered is not None:
-            self.context.client_info = self._preregistered
+            redirect_uris = self.context.client_metadata.redirect_uris
+            self.context.client_info = self._preregistered.model_copy(update={"redirect_uris": redirect_uris})
 
 
 class _ClientCredentialsProvider(_StoredExpiry, ClientCredentialsOAuthProvider):
@@ -437,7 +558,8 @@ class _PrivateKeyJWTProvider(_StoredExpiry, PrivateKeyJWTOAuthProvider):
 def oauth_provider_for(
     spec: ServerSpec,
     *,
-    storage_dir: Path,
+    storage_dir: Path | None = None,
+    store: OAuthStore | None = None,
     redirect_handler: RedirectHandler | None = None,
     callback_handler: CallbackHandler | None = None,
 ) -> httpx2.Auth | None:
@@ -446,7 +568,8 @@ def oauth_provider_for(
     Authorization code: `redirect_handler(url)` shows the authorization URL (default: print it to
     stderr). Unless a `callback_handler` is given, the redirect back is received on the loopback
     callback server while `redirect_handler` runs. Tokens and the registered client are kept in
-    `token_file(storage_dir, spec.name)`. Each call makes a new provider: keep one per server
+    `store` when given, else in `token_file(storage_dir, spec.name)` (`storage_dir` defaults to
+    `oauth_storage_dir()`). Each call makes a new provider: keep one per server
     (`OAuthProviders` does) so refreshes are serialised.
 
     Raises:
@@ -456,7 +579,11 @@ def oauth_provider_for(
     if settings is None:
         return None
     url: str = spec.url  # type: ignore[union-attr]  # only HTTP specs carry `oauth`
-    storage = FileTokenStorage(token_file(storage_dir, spec.name), server_url=url)
+    storage: _TokenStorage
+    if store is not None:
+        storage = StoreTokenStorage(store, spec.name, url)
+    else:
+        storage = FileTokenStorage(token_file(storage_dir or oauth_storage_dir(), spec.name), server_url=url)
     scope = " ".join(settings.scopes) or None
     provider: OAuthClientProvider
     if settings.mode == "client_credentials":
@@ -469,22 +596,18 @@ def oauth_provider_for(
 def _authorization_code_provider(
     url: str,
     settings: OAuthSettings,
-    storage: FileTokenStorage,
+    storage: _TokenStorage,
     scope: str | None,
     redirect_handler: RedirectHandler | None,
     callback_handler: CallbackHandler | None,
 ) -> OAuthClientProvider:
     show = redirect_handler or print_authorization_url
+    loopback = LoopbackCallback(settings.redirect_port, show=show)
+    redirect_uri = loopback.redirect_uri  # until the provider reads the stored client's registration
     if callback_handler is not None:
         # The response comes back some other way (a UI pastes it): the redirect URI is only named.
-        redirect_uri = storage.registered_redirect_uri() or LoopbackCallback(settings.redirect_port).redirect_uri
         on_redirect, on_callback = show, callback_handler
     else:
-        # Reuse the port the stored client registered, so a strict server still recognises the URI.
-        registered = storage.registered_redirect_uri() if not settings.redirect_port else None
-        port = settings.redirect_port or (urlsplit(registered).port if registered else None) or 0
-        loopback = LoopbackCallback(port, show=show)
-        redirect_uri = loopback.redirect_uri
         on_redirect, on_callback = loopback.handle_redirect, loopback.handle_callback
     preregistered = None
     if settings.client_id is not None:
@@ -512,11 +635,13 @@ def _authorization_code_provider(
         callback_handler=on_callback,
         client_metadata_url=settings.client_metadata_url,
         preregistered=preregistered,
+        loopback=loopback if callback_handler is None else None,
+        follow_registered=not settings.redirect_port,
     )
 
 
 def _client_credentials_provider(
-    server: str, url: str, settings: OAuthSettings, storage: FileTokenStorage, scope: str | None
+    server: str, url: str, settings: OAuthSettings, storage: _TokenStorage, scope: str | None
 ) -> OAuthClientProvider:
     assert settings.client_id is not None  # OAuthSettings validates this
     if settings.issuer is None:
@@ -563,16 +688,20 @@ class OAuthProviders:
 
     Called once per session; every session of a server gets the same provider until the server's
     settings change, so its refreshes are serialised and its tokens and metadata are shared.
+    With a `store` (the station's), credentials are kept there; without one, in token files under
+    `storage_dir`.
     """
 
     def __init__(
         self,
         storage_dir: Path | None = None,
         *,
+        store: OAuthStore | None = None,
         redirect_handler: RedirectHandler | None = None,
         callback_handler: CallbackHandler | None = None,
     ) -> None:
         self.storage_dir = storage_dir if storage_dir is not None else oauth_storage_dir()
+        self.store = store
         self.redirect_handler = redirect_handler
         self.callback_handler = callback_handler
         self._providers: dict[str, tuple[ServerSpec, httpx2.Auth]] = {}
@@ -587,6 +716,7 @@ class OAuthProviders:
         provider = oauth_provider_for(
             spec,
             storage_dir=self.storage_dir,
+            store=self.store,
             redirect_handler=self.redirect_handler,
             callback_handler=self.callback_handler,
         )
@@ -594,11 +724,14 @@ class OAuthProviders:
         self._providers[spec.name] = (spec, provider)
         return provider
 
-    def storage_for(self, spec: ServerSpec) -> FileTokenStorage:
+    def storage_for(self, spec: ServerSpec) -> FileTokenStorage | StoreTokenStorage:
         """The token storage of `spec` (to inspect what is stored)."""
-        return FileTokenStorage(token_file(self.storage_dir, spec.name), server_url=getattr(spec, "url", None))
+        url: str | None = getattr(spec, "url", None)
+        if self.store is not None:
+            return StoreTokenStorage(self.store, spec.name, url or "")
+        return FileTokenStorage(token_file(self.storage_dir, spec.name), server_url=url)
 
     async def sign_out(self, spec: ServerSpec) -> None:
-        """Forget the server's tokens and client registration, on disk and in memory."""
+        """Forget the server's tokens and client registration, stored and in memory."""
         self._providers.pop(spec.name, None)
         await self.storage_for(spec).clear()

@@ -1,7 +1,9 @@
 """Security policy: the URL guard (SSRF), stdio command classification, text cleaning and tool pinning."""
 
 from mcpstation.policy.addresses import BLOCKED_NETWORKS, BlockedNetwork, blocked_reason, embedded_ipv4
+from mcpstation.policy.admission import Admission, admit
 from mcpstation.policy.commands import CommandVerdict, Verdict, classify_command
+from mcpstation.policy.oauth_guard import RequestGuard, oauth_request_guard
 from mcpstation.policy.text import clean_text, tool_fingerprint
 from mcpstation.policy.urls import (
     AsyncResolver,
@@ -16,20 +18,24 @@ from mcpstation.policy.urls import (
 
 __all__ = [
     "BLOCKED_NETWORKS",
+    "Admission",
     "AsyncResolver",
     "BlockedNetwork",
     "CommandVerdict",
     "Purpose",
+    "RequestGuard",
     "Resolver",
     "UrlGuard",
     "UrlVerdict",
     "Verdict",
+    "admit",
     "blocked_reason",
     "check_url",
     "check_url_async",
     "classify_command",
     "clean_text",
     "embedded_ipv4",
+    "oauth_request_guard",
     "tool_fingerprint",
     "url_arguments",
 ]

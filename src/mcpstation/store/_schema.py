@@ -94,3 +94,14 @@ tool_pins = sa.Table(
     sa.Column("first_seen", TIMESTAMP, nullable=False),
     sa.Column("approved_at", TIMESTAMP, nullable=True),
 )
+
+oauth_credentials = sa.Table(
+    "oauth_credentials",
+    METADATA,
+    sa.Column("server", sa.String(NAME_LENGTH), primary_key=True),
+    sa.Column("server_url", sa.Text(), nullable=False),  # what the credentials were issued for
+    sa.Column("tokens", JSON_TYPE, nullable=True),  # access and refresh tokens: secrets
+    sa.Column("token_expires_at", TIMESTAMP, nullable=True),
+    sa.Column("client_info", JSON_TYPE, nullable=True),  # the registered client, maybe with its secret
+    sa.Column("updated_at", TIMESTAMP, nullable=False),
+)

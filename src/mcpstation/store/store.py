@@ -1,4 +1,5 @@
-"""The store: dynamic servers, call and management audit, API tokens and tool pins in one database.
+"""The store: dynamic servers, call and management audit, API tokens, tool pins and OAuth credentials
+in one database.
 
 SQLite in the data directory by default, PostgreSQL when given its URL; the schema is migrated to
 the newest revision every time a store opens. Every change runs in one transaction with its
@@ -31,7 +32,14 @@ from mcpstation.errors import StoreError, UsageError
 from mcpstation.store import _migrate
 from mcpstation.store._engine import WRITE_OPTION, create_engine
 from mcpstation.store._location import database_url, sqlite_file
-from mcpstation.store._schema import api_tokens, call_audit, dynamic_servers, management_audit, tool_pins
+from mcpstation.store._schema import (
+    api_tokens,
+    call_audit,
+    dynamic_servers,
+    management_audit,
+    oauth_credentials,
+    tool_pins,
+)
 from mcpstation.store._specs import audit_detail, dump_spec, keep_redacted_secrets, load_spec, redact
 from mcpstation.store.records import (
     ACTION_ADD,
@@ -65,6 +73,22 @@ MAX_ERROR_CHARS = 4000  # error text kept per audited call; the rest is cut
 TOKEN_PREFIX = "mcps_"  # makes a leaked token recognisable to secret scanners
 TOKEN_BYTES = 32
 LAST_USED_RESOLUTION_S = 60.0  # `last_used_at` is rewritten at most this often per token
+
+
+@dataclasses.dataclass(frozen=True)
+class OAuthCredentials:
+    """What the store keeps of one server's OAuth: tokens (secret), their expiry, the registered client.
+
+    `tokens` and `client_info` are the SDK's JSON (`OAuthToken`, `OAuthClientInformationFull`);
+    they hold secrets and are left out of `repr`.
+    """
+
+    server: str
+    server_url: str
+    tokens: dict[str, Any] | None = dataclasses.field(repr=False)
+    token_expires_at: datetime | None
+    client_info: dict[str, Any] | None = dataclasses.field(repr=False)
+    updated_at: datetime
 
 
 class Store:
@@ -533,6 +557,60 @@ class Store:
             rows = (await session.execute(query)).all()
         return tuple(_pin_record(row) for row in rows)
 
+    # -- OAuth credentials -------------------------------------------------------------------------
+
+    async def get_oauth(self, server: str) -> OAuthCredentials | None:
+        """The OAuth credentials kept for `server` (secrets in clear: for the token storage only)."""
+        query = sa.select(oauth_credentials).where(oauth_credentials.c.server == server)
+        async with self._transaction(doing=f"reading the OAuth credentials of {server!r}") as session:
+            row = (await session.execute(query)).first()
+        return None if row is None else _oauth_record(row)
+
+    async def set_oauth_tokens(
+        self, server: str, server_url: str, tokens_json: Mapping[str, Any] | None, expires_at: datetime | None
+    ) -> None:
+        """Keep `server`'s tokens and when its access token expires (None: the server did not say).
+
+        Credentials kept for another `server_url` are dropped: they never travel to a server they
+        were not issued for. Token refreshes are routine and not audited.
+        """
+        tokens = None if tokens_json is None else dict(tokens_json)
+        expiry = _maybe_utc(expires_at)
+        await self._write_oauth(server, server_url, tokens=tokens, token_expires_at=expiry)
+
+    async def set_oauth_client(self, server: str, server_url: str, client_json: Mapping[str, Any] | None) -> None:
+        """Keep the OAuth client registered for `server` (credentials for another URL are dropped)."""
+        await self._write_oauth(server, server_url, client_info=None if client_json is None else dict(client_json))
+
+    async def delete_oauth(self, server: str) -> bool:
+        """Forget `server`'s OAuth credentials (sign out); whether there were any."""
+        delete = sa.delete(oauth_credentials).where(oauth_credentials.c.server == server)
+        async with self._transaction(write=True, doing=f"deleting the OAuth credentials of {server!r}") as session:
+            deleted = (await session.execute(delete)).rowcount
+        return bool(deleted)
+
+    async def _write_oauth(self, server: str, server_url: str, **changes: Any) -> None:
+        if not server_url:
+            raise UsageError("OAuth credentials need the server URL they were issued for.")
+        now = _now()
+        query = sa.select(oauth_credentials).where(oauth_credentials.c.server == server).with_for_update()
+        async with self._transaction(write=True, doing=f"keeping the OAuth credentials of {server!r}") as session:
+            row = (await session.execute(query)).first()
+            if row is not None and row.server_url == server_url:
+                update = sa.update(oauth_credentials).where(oauth_credentials.c.server == server)
+                await session.execute(update.values(updated_at=now, **changes))
+                return
+            if row is not None:
+                logger.info(
+                    "OAuth credentials of %r were for %s, not %s; dropping them", server, row.server_url, server_url
+                )
+                await session.execute(sa.delete(oauth_credentials).where(oauth_credentials.c.server == server))
+            await session.execute(
+                sa.insert(oauth_credentials).values(
+                    {"server": server, "server_url": server_url, "updated_at": now, **changes}
+                )
+            )
+
     # -- the seam --------------------------------------------------------------------------------
 
     @asynccontextmanager
@@ -678,6 +756,17 @@ def _token_record(row: Row[Any]) -> ApiToken:
         role=row.role,
         created_at=_utc(row.created_at),
         last_used_at=_maybe_utc(row.last_used_at),
+    )
+
+
+def _oauth_record(row: Row[Any]) -> OAuthCredentials:
+    return OAuthCredentials(
+        server=row.server,
+        server_url=row.server_url,
+        tokens=row.tokens,
+        token_expires_at=_maybe_utc(row.token_expires_at),
+        client_info=row.client_info,
+        updated_at=_utc(row.updated_at),
     )
 
 
