@@ -16,7 +16,7 @@ from typing import Any, Literal
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-EventKind = Literal["state", "catalog", "server", "log"]
+EventKind = Literal["state", "catalog", "server", "log", "resource"]
 SUBSCRIBER_BUFFER = 256  # events a slow subscriber may fall behind by before it loses some
 
 

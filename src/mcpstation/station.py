@@ -332,6 +332,7 @@ class Station:
             on_stderr=self._on_stderr,
             precheck=self._recheck_dynamic if remote_dynamic else None,
             request_guard=oauth_request_guard(spec.url, self._url_guard, server=spec.name) if remote_dynamic else None,
+            on_resource_updated=self._on_resource_updated,
         )
         self._connections[spec.name] = connection
         self._task_group.start_soon(connection.run, name=f"mcpstation server {spec.name!r}")
@@ -380,6 +381,27 @@ class Station:
         await self._pins.approve(server, definition, actor=actor)
         self._catalog_dirty = True
         return True
+
+    def _on_resource_updated(self, server: str, uri: str) -> None:
+        self.events.publish(StationEvent("resource", server, {"uri": uri}))
+
+    async def subscribe_resource(self, uri: str) -> None:
+        """Be told (as `resource` events) when `uri` changes; routed to the server that owns it.
+
+        Raises:
+            ToolNotFound, ServerUnavailable, CallTimeout, RemoteError.
+        """
+        self._require_running()
+        owner = self.catalog.resource_owner(uri)
+        if owner is None:
+            raise ToolNotFound(uri, kind="resource or template matching")
+        await self.connection(owner).subscribe_resource(uri)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        self._require_running()
+        owner = self.catalog.resource_owner(uri)
+        if owner is not None and owner in self._connections:
+            await self._connections[owner].unsubscribe_resource(uri)
 
     def _on_stderr(self, server: str, line: str) -> None:
         if self.events.has_subscribers:

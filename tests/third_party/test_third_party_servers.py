@@ -101,3 +101,23 @@ async def test_modern_and_legacy_servers_in_one_station():
             assert (await station.call_tool("mcp_modern_add", {"a": 1, "b": 1})).ok
             assert (await station.call_tool("mcp_legacy_get-sum", {"a": 1, "b": 1})).ok
             assert (await station.call_tool("mcp_pinned_add", {"a": 1, "b": 1})).ok
+
+
+@needs_node
+async def test_server_everything_subscription_updates_and_completion_through_the_station():
+    from mcp_types import PromptReference
+
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with Station(StationConfig(servers=[everything_stdio()])) as station:
+            uri = next(r.uri for r in station.resources if r.uri.startswith("demo://resource/static/document/"))
+            with station.events.subscribe() as events:
+                await station.subscribe_resource(uri)
+                assert (await station.call_tool("mcp_everything_toggle-subscriber-updates", {})).ok
+                async for event in events:
+                    if event.kind == "resource":
+                        assert (event.server, event.data["uri"]) == ("everything", uri)
+                        break
+            await station.unsubscribe_resource(uri)
+            ref = PromptReference(type="ref/prompt", name="mcp_everything_completable-prompt")
+            completed = await station.complete(ref, {"name": "department", "value": "E"})
+            assert completed.completion.values == ["Engineering"]

@@ -12,6 +12,7 @@ import logging
 import math
 import random
 import time
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import replace
@@ -24,7 +25,7 @@ from anyio.abc import TaskGroup, TaskStatus
 from mcp.client import Client
 from mcp.client.session import ProgressFnT
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import SessionMessage
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -38,7 +39,7 @@ from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.listing import ServerListing
 from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import RequestGuard, Streams, TransportContext, open_transport, resolve_command
-from mcpstation.errors import ConnectionLost, ServerStartError, ServerUnavailable
+from mcpstation.errors import ConnectionLost, RemoteError, ServerStartError, ServerUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -133,9 +134,12 @@ class ServerConnection:
         on_stderr: Callable[[str, str], None] | None = None,
         precheck: Callable[[ServerSpec], Awaitable[str | None]] | None = None,
         request_guard: RequestGuard | None = None,
+        on_resource_updated: Callable[[str, str], None] | None = None,
     ) -> None:
         self.spec = spec
         self._request_guard = request_guard
+        self._on_resource_updated = on_resource_updated
+        self.subscriptions: set[str] = set()
         self._precheck = precheck
         self._on_stderr = on_stderr
         self.hooks = hooks
@@ -322,6 +326,46 @@ class ServerConnection:
             self._session_lost(str(exc))
             raise
 
+    async def subscribe_resource(self, uri: str) -> None:
+        """Ask the server for `resources/updated` notifications about `uri` (kept across reconnects).
+
+        Raises:
+            ServerUnavailable, RemoteError (a 2026-07-28 session: subscriptions need `protocol = "legacy"`).
+        """
+        client = self._require_client(f"subscribe to {uri!r}")
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            raise RemoteError(
+                f"server {self.name!r} speaks 2026-07-28; resource subscriptions through the station need "
+                f'a handshake-era session: set protocol = "legacy" for it',
+                tool="resources/subscribe",
+                server=self.name,
+            )
+        with translate_call_errors(server=self.name, tool="resources/subscribe", timeout_s=self.call_timeout_s):
+            with anyio.fail_after(self.call_timeout_s), warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.subscribe_resource(uri)
+        self.subscriptions.add(uri)
+
+    async def unsubscribe_resource(self, uri: str) -> None:
+        self.subscriptions.discard(uri)
+        client = self._client
+        if client is None or self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return
+        with translate_call_errors(server=self.name, tool="resources/unsubscribe", timeout_s=self.call_timeout_s):
+            with anyio.fail_after(self.call_timeout_s), warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.unsubscribe_resource(uri)
+
+    async def _resubscribe(self, client: Client) -> None:
+        """A new session knows nothing of the old one's subscriptions: ask again."""
+        for uri in sorted(self.subscriptions):
+            try:
+                with anyio.fail_after(self.call_timeout_s), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    await client.subscribe_resource(uri)
+            except (MCPError, TimeoutError) as exc:
+                logger.warning("server %r: could not subscribe again to %r: %s", self.name, uri, exc)
+
     def _session_lost(self, reason: str) -> None:
         """A request proved the session dead: let the owner task recycle it."""
         if self.state is ConnectionState.READY and not self._lost:
@@ -442,6 +486,8 @@ class ServerConnection:
                     await self.hooks.session_started(self.spec, client)
                 except MCPError as exc:
                     logger.warning("server %r: host set-up after connect failed: %s", self.name, exc)
+                if self.subscriptions and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                    await self._resubscribe(client)
                 try:
                     await self._serve(client, watchers)
                 finally:
@@ -706,6 +752,8 @@ class ServerConnection:
             self.request_refresh({"prompts"})
         elif isinstance(message, types.ResourceListChangedNotification):
             self.request_refresh({"resources", "templates"})
+        elif isinstance(message, types.ResourceUpdatedNotification) and self._on_resource_updated is not None:
+            self._on_resource_updated(self.name, str(message.params.uri))
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         level = _LOG_LEVELS.get(params.level, logging.INFO)

@@ -21,14 +21,22 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ServerEvent, ToolsListChanged
+from mcp.shared.subscriptions import (
+    PromptsListChanged,
+    ResourcesListChanged,
+    ResourceUpdated,
+    ServerEvent,
+    ToolsListChanged,
+)
 from mcp_types import SERVER_INFO_META_KEY
 
 from mcpstation.calls import Caller
 from mcpstation.catalog import ToolResult
 from mcpstation.errors import CallError, RemoteError, ServerError, StationError, ToolNotFound
+from mcpstation.gateway._sessions import connection_of
 from mcpstation.gateway.relay import GatewayRelay
 from mcpstation.station import Station
 
@@ -65,6 +73,7 @@ class Gateway:
         self.relay = relay if relay is not None else GatewayRelay()
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
+        self.subscribers: dict[str, dict[int, ServerSession]] = {}  # uri -> downstream sessions
 
     # -- lists ----------------------------------------------------------------------------------
 
@@ -180,6 +189,39 @@ class Gateway:
         self.relay.sessions.set_level(ctx.session, params.level)
         return types.EmptyResult()
 
+    async def subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        """A downstream client wants `resources/updated` for a URI: subscribe upstream once."""
+        uri = str(params.uri)
+        sessions = self.subscribers.setdefault(uri, {})
+        if not sessions:
+            with _mcp_errors(resource=True):
+                await self.station.subscribe_resource(uri)
+        sessions[id(connection_of(ctx.session))] = ctx.session
+        return types.EmptyResult()
+
+    async def unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        uri = str(params.uri)
+        sessions = self.subscribers.get(uri, {})
+        sessions.pop(id(connection_of(ctx.session)), None)
+        if not sessions:
+            self.subscribers.pop(uri, None)
+            with _mcp_errors(resource=True):
+                await self.station.unsubscribe_resource(uri)
+        return types.EmptyResult()
+
+    async def resource_updated(self, uri: str) -> None:
+        notification = types.ResourceUpdatedNotification(params=types.ResourceUpdatedNotificationParams(uri=uri))
+        for key, session in list(self.subscribers.get(uri, {}).items()):
+            try:
+                await session.send_notification(notification)
+            except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+                self.subscribers.get(uri, {}).pop(key, None)
+        await self.bus.publish(ResourceUpdated(uri=uri))
+
     async def initialized(self, ctx: ServerRequestContext[Any, Any], params: types.NotificationParams) -> None:
         self.relay.sessions.add(ctx.session)
 
@@ -199,11 +241,12 @@ class Gateway:
         """Tell downstream clients when the catalog's lists change (from the station's events)."""
         with self.station.events.subscribe() as events:
             async for event in events:
-                if event.kind != "catalog":
-                    continue
-                for kind in event.data.get("changed", ()):
-                    if kind in _CHANGE:
-                        await self.announce(kind)
+                if event.kind == "resource":
+                    await self.resource_updated(event.data["uri"])
+                elif event.kind == "catalog":
+                    for kind in event.data.get("changed", ()):
+                        if kind in _CHANGE:
+                            await self.announce(kind)
 
     async def announce(self, kind: ChangeKind) -> None:
         notification, event = _CHANGE[kind]
@@ -254,6 +297,8 @@ def build_gateway_server(station: Station, *, relay: GatewayRelay | None = None)
     # in 2026-07-28, but handshake-era clients still send them.
     server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, gateway.set_level)
     server.add_notification_handler("notifications/initialized", types.NotificationParams, gateway.initialized)
+    server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, gateway.subscribe)
+    server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, gateway.unsubscribe)
     return server
 
 
