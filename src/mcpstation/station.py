@@ -245,6 +245,7 @@ class Station:
             self._launch(spec)
         if self.store is not None:
             self._start_audit_writer()
+            self._call_path = self._build_call_path()
             for spec in await self._load_dynamic():
                 self._launch(spec)
         self._accepting = True
@@ -444,6 +445,7 @@ class Station:
         self.config = config
         self._url_guard = UrlGuard.from_policy(config.policy)
         self._fetch_servers = fetch_guard_targets(config)
+        self._call_path = self._build_call_path()
         self._refresh_specs()
         for name, connection in self._connections.items():
             if name not in removed and name not in changed:
@@ -779,8 +781,10 @@ class Station:
         entry = catalog.tools.get(name)
         if entry is None:
             return ToolResult.failure(name, str(ToolNotFound(name, catalog.suggest(name))))
-        request = CallRequest(entry, arguments or {}, caller or Caller(), timeout_s, progress)
-        return await self._call_path(request)
+        caller = caller or Caller()
+        if caller.role != "admin" and not self.is_visible(entry, caller):
+            return ToolResult.failure(name, str(ToolNotFound(name)))  # hidden tools do not exist for them
+        return await self._call_path(CallRequest(entry, arguments or {}, caller, timeout_s, progress))
 
     def add_call_layer(self, layer: CallLayer) -> None:
         """Wrap every later tool call in `layer` (metrics, tracing), inside visibility and audit."""
@@ -788,14 +792,14 @@ class Station:
         self._call_path = self._build_call_path()
 
     def _build_call_path(self) -> CallHandler:
-        """The layers every tool call passes, outermost first; the innermost talks to the server."""
-        layers: list[CallLayer] = [
-            self._visibility,
-            self._audited,
-            *self._extra_layers,
-            self._guard_urls,
-            self._bounded,
-        ]
+        """The layers every tool call passes, outermost first; a layer with nothing to do is left out,
+        so a call costs only what this station is configured to do."""
+        layers: list[CallLayer] = []
+        if self._audit_send is not None:
+            layers.append(self._audited)
+        layers.extend(self._extra_layers)
+        if self._fetch_servers:
+            layers.append(self._guard_urls)
         return compose(self._send_call, layers)
 
     async def _send_call(self, request: CallRequest) -> ToolResult:
@@ -816,19 +820,10 @@ class Station:
             return ToolResult.failure(
                 entry.name, str(exc), server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
             )
-        return ToolResult.from_sdk(
+        result = ToolResult.from_sdk(
             raw, name=entry.name, server=entry.server, tool=entry.tool, duration_s=time.perf_counter() - started
         )
-
-    def _visibility(self, handler: CallHandler) -> CallHandler:
-        """A tool the caller's role may not see does not exist for that caller."""
-
-        async def visible_only(request: CallRequest) -> ToolResult:
-            if not self.is_visible(request.entry, request.caller):
-                return ToolResult.failure(request.name, str(ToolNotFound(request.name)))
-            return await handler(request)
-
-        return visible_only
+        return self._bounded(result)
 
     def is_visible(self, entry: CatalogTool, caller: Caller) -> bool:
         """Whether `caller`'s role reaches the tool's minimum role (per tool, else per server)."""
@@ -861,27 +856,22 @@ class Station:
 
         return guarded
 
-    def _bounded(self, handler: CallHandler) -> CallHandler:
+    def _bounded(self, result: ToolResult) -> ToolResult:
         """Fail results over the hard cap; cut those over `max_result_bytes`, head and tail kept."""
-
-        async def bounded(request: CallRequest) -> ToolResult:
-            result = await handler(request)
-            settings = self.config.station
-            size = content_size(result.content)
-            if size > settings.hard_max_result_bytes:
-                return ToolResult.failure(
-                    result.name,
-                    f"the result of {result.tool!r} is {size} bytes, over the hard cap of "
-                    f"{settings.hard_max_result_bytes} bytes; ask for less (a narrower query, a page, a range)",
-                    server=result.server,
-                    tool=result.tool,
-                    duration_s=result.duration_s,
-                )
-            connection = self._connections.get(request.entry.server)
-            spec_cap = connection.spec.max_result_bytes if connection is not None else None
-            return result.capped(spec_cap or settings.max_result_bytes, size=size)
-
-        return bounded
+        settings = self.config.station
+        size = content_size(result.content)
+        if size > settings.hard_max_result_bytes:
+            return ToolResult.failure(
+                result.name,
+                f"the result of {result.tool!r} is {size} bytes, over the hard cap of "
+                f"{settings.hard_max_result_bytes} bytes; ask for less (a narrower query, a page, a range)",
+                server=result.server,
+                tool=result.tool,
+                duration_s=result.duration_s,
+            )
+        connection = self._connections.get(result.server or "")
+        spec_cap = connection.spec.max_result_bytes if connection is not None else None
+        return result.capped(spec_cap or settings.max_result_bytes, size=size)
 
     async def complete(
         self,

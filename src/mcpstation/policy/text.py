@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import unicodedata
 
 import mcp_types
@@ -16,6 +17,7 @@ INVISIBLE = frozenset(
     "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u206a\u206b\u206c\u206d\u206e\u206f"
 )
 KEPT_CONTROLS = frozenset("\n\t")
+_ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def _dropped(ch: str) -> bool:
@@ -40,7 +42,10 @@ def clean_text(text: str, *, max_chars: int) -> str:
     if max_chars < len(TRUNCATION_MARKER):
         raise ValueError(f"max_chars must be at least {len(TRUNCATION_MARKER)}, got {max_chars}")
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    cleaned = "".join(ch for ch in text if not _dropped(ch))
+    if text.isascii() and not _ASCII_CONTROLS.search(text):
+        cleaned = text  # the common case, without a per-character walk
+    else:
+        cleaned = "".join(ch for ch in text if not _dropped(ch))
     if len(cleaned) <= max_chars:
         return cleaned
     return cleaned[: max_chars - len(TRUNCATION_MARKER)].rstrip() + TRUNCATION_MARKER
