@@ -150,10 +150,9 @@ class OAuthSettings(_Frozen):
         return self
 
 
-class StreamableHttpServerSpec(_RemoteBase):
-    """A remote server over streamable HTTP (`http` is accepted as an alias)."""
+class _HttpBase(_RemoteBase):
+    """What the HTTP transports share: a bearer token or OAuth, and a read timeout."""
 
-    transport: Literal["streamable_http"] = "streamable_http"
     bearer_token: SecretStr | None = None
     http_timeout_s: float | None = Field(default=None, gt=0, description="HTTP read timeout.")
     oauth: OAuthSettings | None = Field(default=None, description="OAuth 2.1 instead of a static bearer token.")
@@ -165,19 +164,16 @@ class StreamableHttpServerSpec(_RemoteBase):
         return self
 
 
-class SseServerSpec(_RemoteBase):
+class StreamableHttpServerSpec(_HttpBase):
+    """A remote server over streamable HTTP (`http` is accepted as an alias)."""
+
+    transport: Literal["streamable_http"] = "streamable_http"
+
+
+class SseServerSpec(_HttpBase):
     """A remote server over the legacy HTTP+SSE transport."""
 
     transport: Literal["sse"] = "sse"
-    bearer_token: SecretStr | None = None
-    http_timeout_s: float | None = Field(default=None, gt=0)
-    oauth: OAuthSettings | None = Field(default=None, description="OAuth 2.1 instead of a static bearer token.")
-
-    @model_validator(mode="after")
-    def _one_kind_of_auth(self) -> Self:
-        if self.oauth is not None and self.bearer_token is not None:
-            raise ValueError("set either bearer_token or oauth, not both")
-        return self
 
 
 class WebSocketServerSpec(_RemoteBase):

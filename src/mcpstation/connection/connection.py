@@ -37,6 +37,7 @@ from mcpstation.connection._stderr import StderrSink
 from mcpstation.connection.discovery import walk_pages
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.listing import ServerListing
+from mcpstation.connection.log_levels import PYTHON_LEVELS
 from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import RequestGuard, Streams, TransportContext, open_transport, resolve_command
 from mcpstation.errors import ConnectionLost, RemoteError, ServerStartError, ServerUnavailable
@@ -756,17 +757,5 @@ class ServerConnection:
             self._on_resource_updated(self.name, str(message.params.uri))
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        level = _LOG_LEVELS.get(params.level, logging.INFO)
+        level = PYTHON_LEVELS.get(params.level, logging.INFO)
         logging.getLogger(f"mcpstation.server.{self.name}").log(level, "%s", params.data)
-
-
-_LOG_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}

@@ -45,6 +45,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpstation.config.models import ServerSpec
 from mcpstation.connection import NO_HOOKS, SessionHooks
+from mcpstation.connection.log_levels import PYTHON_LEVELS
 from mcpstation.gateway._sessions import DownstreamSessions
 
 logger = logging.getLogger(__name__)
@@ -52,17 +53,6 @@ logger = logging.getLogger(__name__)
 Capability = Literal["sampling", "elicitation", "roots"]
 ALL_CAPABILITIES: frozenset[Capability] = frozenset({"sampling", "elicitation", "roots"})
 DEFAULT_UPSTREAM_LOG_LEVEL: types.LoggingLevel = "debug"  # modern upstreams log only when asked; relay all
-
-_LOG_LEVELS = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
 
 
 @dataclass(eq=False)
@@ -272,7 +262,7 @@ def _local_logger(server: str) -> Callable[[types.LoggingMessageNotificationPara
     server_logger = logging.getLogger(f"mcpstation.server.{server}")
 
     async def log(params: types.LoggingMessageNotificationParams) -> None:
-        server_logger.log(_LOG_LEVELS.get(params.level, logging.INFO), "%s", params.data)
+        server_logger.log(PYTHON_LEVELS.get(params.level, logging.INFO), "%s", params.data)
 
     return log
 

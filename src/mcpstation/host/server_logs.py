@@ -21,24 +21,14 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpstation.config.models import LogLevel, ServerSpec
+from mcpstation.connection.log_levels import PYTHON_LEVELS
 
 logger = logging.getLogger(__name__)
 
 SERVER_LOGGER_PREFIX: Final = "mcpstation.server"
 
-# MCP's eight syslog levels, least severe first, with the Python level each record gets (the MCP
-# level itself rides along as `record.mcp_level`).
-_PYTHON_LEVELS: Final[dict[str, int]] = {
-    "debug": logging.DEBUG,
-    "info": logging.INFO,
-    "notice": logging.INFO,
-    "warning": logging.WARNING,
-    "error": logging.ERROR,
-    "critical": logging.CRITICAL,
-    "alert": logging.CRITICAL,
-    "emergency": logging.CRITICAL,
-}
-_RANK: Final[dict[str, int]] = {level: rank for rank, level in enumerate(_PYTHON_LEVELS)}
+# The Python level each record gets (the MCP level itself rides along as `record.mcp_level`).
+_RANK: Final[dict[str, int]] = {level: rank for rank, level in enumerate(PYTHON_LEVELS)}
 
 
 def server_logger(server: str) -> logging.Logger:
@@ -48,7 +38,7 @@ def server_logger(server: str) -> logging.Logger:
 
 def python_level(level: str) -> int:
     """The Python logging level for an MCP level (unknown levels count as INFO)."""
-    return _PYTHON_LEVELS.get(level, logging.INFO)
+    return PYTHON_LEVELS.get(level, logging.INFO)
 
 
 def logging_callback_for(server: str, level: LogLevel | None) -> LoggingFnT:
