@@ -5,6 +5,7 @@ Statement parameters are hidden from SQLAlchemy's error messages: they may hold 
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 from sqlalchemy import event
@@ -40,7 +41,12 @@ def _make_sqlite_transactional(engine: AsyncEngine) -> None:
         try:
             if engine.url.database not in (None, "", ":memory:"):
                 # Readers do not wait for a writer, and a crash mid-write never corrupts the file.
-                cursor.execute("PRAGMA journal_mode=WAL")
+                try:
+                    cursor.execute("PRAGMA journal_mode=WAL")
+                except sqlite3.OperationalError:
+                    # Another connection holds the file while switching it (or migrating): WAL is a
+                    # property of the file, so that connection's switch serves this one too.
+                    pass
             cursor.execute("PRAGMA foreign_keys=ON")
         finally:
             cursor.close()

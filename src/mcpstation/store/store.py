@@ -22,9 +22,10 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
+import anyio
 import sqlalchemy as sa
 from sqlalchemy.engine import Row
-from sqlalchemy.exc import DBAPIError, IntegrityError, SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from mcpstation.config.models import ServerSpec
@@ -69,6 +70,7 @@ from mcpstation.store.records import (
 logger = logging.getLogger(__name__)
 
 DEFAULT_LIST_LIMIT = 100
+MIGRATE_ATTEMPTS = 5  # a new SQLite file opened by several processes at once: the losers retry
 MAX_ERROR_CHARS = 4000  # error text kept per audited call; the rest is cut
 TOKEN_PREFIX = "mcps_"  # makes a leaked token recognisable to secret scanners
 TOKEN_BYTES = 32
@@ -137,7 +139,16 @@ class Store:
             _create_database_file(file)
         engine = create_engine(target, schema=schema)
         try:
-            await _migrate.upgrade(engine, schema=schema, label=label)
+            for attempt in range(MIGRATE_ATTEMPTS):
+                try:
+                    await _migrate.upgrade(engine, schema=schema, label=label)
+                    break
+                except OperationalError as exc:
+                    # Two processes creating one new SQLite file race on its first locks; the
+                    # loser simply tries again (the winner's migration makes it a no-op).
+                    if "locked" not in str(exc) or attempt == MIGRATE_ATTEMPTS - 1:
+                        raise
+                    await anyio.sleep(0.05 * (attempt + 1))
         except (SQLAlchemyError, OSError) as exc:
             await engine.dispose()
             raise StoreError(f"cannot open the store at {label}: {_describe(exc)}") from exc
