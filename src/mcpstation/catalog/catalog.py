@@ -171,6 +171,14 @@ class Catalog:
         templates: dict[str, CatalogTemplate] = {}
         conflicts: list[Conflict] = []
 
+        def claim(table: dict[str, Any], kind: EntryKind, key: str, original: str, entry: Any) -> None:
+            holder = table.get(key)
+            if holder is None:
+                table[key] = entry
+            else:
+                reason = f"{key!r} already taken by server {holder.server!r}"
+                conflicts.append(Conflict(kind, key, entry.server, original, holder.server, reason))
+
         for listing in listings:
             server = listing.server
             for tool in listing.tools:
@@ -178,81 +186,33 @@ class Catalog:
                     continue
                 name = public_name(naming, server=server, namespace=listing.namespace, name=tool.name)
                 held = hidden(server, tool) if hidden is not None else None
+                if held is None and name in reserved_names:
+                    held = "name is reserved for the host"
                 if held is not None:
                     conflicts.append(Conflict("tool", name, server, tool.name, None, held))
-                elif name in reserved_names:
-                    conflicts.append(Conflict("tool", name, server, tool.name, None, "name is reserved for the host"))
-                elif name in tools:
-                    winner = tools[name].server
-                    conflicts.append(
-                        Conflict(
-                            "tool", name, server, tool.name, winner, f"{name!r} already taken by server {winner!r}"
-                        )
-                    )
-                else:
-                    tools[name] = CatalogTool(
-                        name=name,
-                        server=server,
-                        tool=tool.name,
-                        description=clean(tool.description or ""),
-                        input_schema=tool.input_schema or EMPTY_INPUT_SCHEMA,
-                        definition=tool,
-                    )
+                    continue
+                schema = tool.input_schema or EMPTY_INPUT_SCHEMA
+                entry = CatalogTool(name, server, tool.name, clean(tool.description or ""), schema, tool)
+                claim(tools, "tool", name, tool.name, entry)
             for prompt in listing.prompts:
                 name = public_name(naming, server=server, namespace=listing.namespace, name=prompt.name)
-                if name in prompts:
-                    winner = prompts[name].server
-                    conflicts.append(
-                        Conflict(
-                            "prompt", name, server, prompt.name, winner, f"{name!r} already taken by server {winner!r}"
-                        )
-                    )
-                else:
-                    prompts[name] = CatalogPrompt(
-                        name=name,
-                        server=server,
-                        prompt=prompt.name,
-                        description=clean(prompt.description or ""),
-                        arguments=tuple(prompt.arguments or ()),
-                    )
+                arguments = tuple(prompt.arguments or ())
+                claim(prompts, "prompt", name, prompt.name, CatalogPrompt(
+                    name, server, prompt.name, clean(prompt.description or ""), arguments
+                ))  # fmt: skip
             for resource in listing.resources:
                 uri = str(resource.uri)
-                if uri in resources:
-                    winner = resources[uri].server
-                    conflicts.append(
-                        Conflict("resource", uri, server, uri, winner, f"URI already offered by server {winner!r}")
-                    )
-                else:
-                    resources[uri] = CatalogResource(
-                        uri=uri,
-                        server=server,
-                        name=resource.name,
-                        description=resource.description or "",
-                        mime_type=resource.mime_type,
-                    )
+                description = clean(resource.description or "")
+                claim(resources, "resource", uri, uri, CatalogResource(
+                    uri, server, resource.name, description, resource.mime_type
+                ))  # fmt: skip
             for template in listing.templates:
                 pattern = template.uri_template
-                if pattern in templates:
-                    winner = templates[pattern].server
-                    conflicts.append(
-                        Conflict(
-                            "template",
-                            pattern,
-                            server,
-                            pattern,
-                            winner,
-                            f"template already offered by server {winner!r}",
-                        )
-                    )
-                else:
-                    templates[pattern] = CatalogTemplate(
-                        uri_template=pattern,
-                        server=server,
-                        name=template.name,
-                        description=template.description or "",
-                        mime_type=template.mime_type,
-                        matcher=_parse_template(pattern, server),
-                    )
+                description = clean(template.description or "")
+                matcher = _parse_template(pattern, server) if pattern not in templates else None
+                claim(templates, "template", pattern, pattern, CatalogTemplate(
+                    pattern, server, template.name, description, template.mime_type, matcher
+                ))  # fmt: skip
         return cls(tools=tools, prompts=prompts, resources=resources, templates=templates, conflicts=tuple(conflicts))
 
     def suggest(self, name: str, kind: Literal["tool", "prompt"] = "tool") -> list[str]:
