@@ -267,6 +267,49 @@ def _precheck(
     return parsed, None, host_allowed
 
 
+@dataclass(frozen=True)
+class _Check:
+    """A URL past the syntax and scheme checks, waiting only for its addresses to be judged."""
+
+    url: str
+    parsed: _Parsed
+    host_allowed: bool
+    networks: list[IPNetwork]
+    block_internal: bool
+
+    @classmethod
+    def start(
+        cls,
+        url: str,
+        purpose: Purpose,
+        allowed_hosts: Collection[str],
+        allowed_cidrs: Collection[str],
+        block_internal: bool,
+    ) -> _Check | UrlVerdict:
+        """The early verdict (a bad URL, a refused scheme or host), or what is left to check."""
+        networks = _allowed_networks(allowed_cidrs)
+        parsed, early, host_allowed = _precheck(url, purpose, allowed_hosts)
+        if early is not None or parsed is None:
+            assert early is not None
+            return early
+        return cls(url, parsed, host_allowed, networks, block_internal)
+
+    @property
+    def literal(self) -> list[str]:
+        """The address itself when the host is an IP literal (no lookup needed), else empty."""
+        return [self.parsed.host] if self.parsed.literal is not None else []
+
+    def judge(self, addresses: Sequence[str]) -> UrlVerdict:
+        return _judge(
+            self.url,
+            self.parsed,
+            addresses,
+            host_allowed=self.host_allowed,
+            networks=self.networks,
+            block_internal=self.block_internal,
+        )
+
+
 def check_url(
     url: str,
     *,
@@ -285,19 +328,14 @@ def check_url(
     Raises:
         ValueError: an entry of `allowed_cidrs` is not a network.
     """
-    networks = _allowed_networks(allowed_cidrs)
-    parsed, early, host_allowed = _precheck(url, purpose, allowed_hosts)
-    if early is not None or parsed is None:
-        assert early is not None
-        return early
-    if parsed.literal is not None:
-        addresses: Sequence[str] = [parsed.host]
-    else:
-        try:
-            addresses = list((resolver or system_resolver)(parsed.host))
-        except (OSError, UnicodeError):
-            addresses = []
-    return _judge(url, parsed, addresses, host_allowed=host_allowed, networks=networks, block_internal=block_internal)
+    check = _Check.start(url, purpose, allowed_hosts, allowed_cidrs, block_internal)
+    if isinstance(check, UrlVerdict):
+        return check
+    try:
+        addresses = check.literal or list((resolver or system_resolver)(check.parsed.host))
+    except (OSError, UnicodeError):
+        addresses = []
+    return check.judge(addresses)
 
 
 async def check_url_async(
@@ -316,22 +354,17 @@ async def check_url_async(
     Raises:
         ValueError: an entry of `allowed_cidrs` is not a network.
     """
-    networks = _allowed_networks(allowed_cidrs)
-    parsed, early, host_allowed = _precheck(url, purpose, allowed_hosts)
-    if early is not None or parsed is None:
-        assert early is not None
-        return early
-    if parsed.literal is not None:
-        addresses: Sequence[str] = [parsed.host]
-    else:
-        try:
-            answer = (resolver or async_system_resolver)(parsed.host)
-            if isinstance(answer, Awaitable):
-                answer = await answer
-            addresses = list(answer)
-        except (OSError, UnicodeError):
-            addresses = []
-    return _judge(url, parsed, addresses, host_allowed=host_allowed, networks=networks, block_internal=block_internal)
+    check = _Check.start(url, purpose, allowed_hosts, allowed_cidrs, block_internal)
+    if isinstance(check, UrlVerdict):
+        return check
+    try:
+        addresses = check.literal
+        if not addresses:
+            answer = (resolver or async_system_resolver)(check.parsed.host)
+            addresses = list(await answer if isinstance(answer, Awaitable) else answer)
+    except (OSError, UnicodeError):
+        addresses = []
+    return check.judge(addresses)
 
 
 def system_resolver(host: str) -> list[str]:
