@@ -17,6 +17,7 @@ import httpx2
 import pytest
 from api_helpers import START_TIMEOUT_S, demo, running_api
 
+from _processes import alive, children_of
 from mcpstation.api.serve import SHUTDOWN_GRACE_S
 
 pytestmark = pytest.mark.anyio
@@ -78,27 +79,6 @@ async def test_open_event_streams_do_not_hold_up_shutdown(tmp_path: Path):
                 assert time.monotonic() - started < SHUTDOWN_GRACE_S
 
 
-def _children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                continue
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def test_up_serves_the_api_and_stops_on_sigterm_with_exit_0_and_no_child_left(tmp_path: Path):
     config = tmp_path / "mcpstation.toml"
     config.write_text(
@@ -122,7 +102,7 @@ def test_up_serves_the_api_and_stops_on_sigterm_with_exit_0_and_no_child_left(tm
         assert health.status_code == 200 and health.json()["auth"] == "local-dev"
         tools = httpx2.get(f"{base}/api/mcp/tools", timeout=10).json()["tools"]
         assert "mcp_demo_add" in {t["name"] for t in tools}
-        children = _children_of(process.pid)
+        children = children_of(process.pid)
         assert children
         with httpx2.stream("GET", f"{base}/api/events", timeout=10) as events:
             next(events.iter_lines())
@@ -132,4 +112,4 @@ def test_up_serves_the_api_and_stops_on_sigterm_with_exit_0_and_no_child_left(tm
         if process.poll() is None:
             process.kill()
     assert process.returncode == 0, log.read_text()
-    assert not [pid for pid in children if _alive(pid)]
+    assert not [pid for pid in children if alive(pid)]

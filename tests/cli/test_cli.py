@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+from _processes import alive, children_of
+
 PY = sys.executable
 TIMEOUT_S = 90
 
@@ -136,7 +138,7 @@ def test_up_stops_on_sigterm_with_no_child_left(tmp_path: Path):
         children: list[int] = []
         while time.monotonic() < deadline and not children:
             time.sleep(0.2)
-            children = _children_of(process.pid)
+            children = children_of(process.pid)
             if children and not _has_started(children):
                 children = []
         assert children, "up never started its server"
@@ -148,20 +150,7 @@ def test_up_stops_on_sigterm_with_no_child_left(tmp_path: Path):
             process.kill()
     assert process.returncode == 0, err
     assert "server 'demo' ready" in err
-    assert not [pid for pid in children if _alive(pid)]
-
-
-def _children_of(pid: int) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as stat:
-                    if int(stat.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                continue
-    return found
+    assert not [pid for pid in children if alive(pid)]
 
 
 def _has_started(pids: list[int]) -> bool:
@@ -173,14 +162,6 @@ def _has_started(pids: list[int]) -> bool:
         except OSError:
             continue
     return False
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_up_watch_reloads_only_what_changed(tmp_path: Path):

@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from _processes import alive
+
 PY = sys.executable
 START_TIMEOUT_S = 60.0  # generous bound for any test's whole station start on a loaded 2-core machine
 
@@ -35,11 +37,7 @@ def tiny(name: str, *args: str, **fields: Any) -> dict[str, Any]:
 
 
 def pid_alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
+    return alive(pid)
 
 
 @pytest.fixture
