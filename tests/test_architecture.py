@@ -1,4 +1,9 @@
-"""The house rules that code review alone would let slip: import direction and public surfaces."""
+"""The house rules that code review alone would let slip: import direction, no cycles, public surfaces.
+
+Every top-level package or module of `mcpstation` is a layer with the layers it may import. Faces
+sit on top, leaves at the bottom; a layer missing from the table fails the test, so a new one
+has to say where it belongs.
+"""
 
 from __future__ import annotations
 
@@ -10,17 +15,39 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "mcpstation"
 
-# What each layer may import from mcpstation (besides itself). Faces sit on top, leaves at the bottom.
-LEAVES = {"config", "errors"}
+LEAVES = {"outcomes", "errors"}
+_BASE = LEAVES | {"config"}
+_PARTS = _BASE | {"catalog", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
+_STATION = _PARTS | {"roster", "pool", "live_catalog", "status", "dynamic", "management", "station"}
+
+# What each layer may import from mcpstation (besides itself), bottom to top.
 ALLOWED: dict[str, set[str]] = {
-    "errors": set(),
-    "config": {"errors"},
-    "connection": LEAVES,
-    "catalog": LEAVES | {"connection"},
-    "policy": LEAVES,
-    "store": LEAVES,
-    "host": LEAVES | {"connection"},
-    "servers": LEAVES | {"policy"},
+    "outcomes": set(),
+    "errors": {"outcomes"},
+    "config": LEAVES,
+    "connection": _BASE,
+    "catalog": _BASE | {"connection"},
+    "policy": _BASE,
+    "store": _BASE,
+    "host": _BASE | {"connection", "store"},
+    "servers": _BASE | {"policy"},
+    "events": _BASE,
+    "pinning": _BASE | {"catalog", "connection", "policy", "store"},
+    "pipeline": _BASE | {"catalog", "connection", "policy", "store"},
+    "roster": _BASE | {"store"},
+    "pool": _BASE | {"connection", "events"},
+    "live_catalog": _PARTS | {"pool", "roster"},
+    "status": _PARTS | {"pool", "roster"},
+    "dynamic": _PARTS | {"pool", "roster", "live_catalog", "status"},
+    "management": _PARTS | {"dynamic", "status"},
+    "station": _STATION,
+    "gateway": _STATION,
+    "integrations": _STATION,
+    "testing": _STATION | {"gateway"},
+    "api": _STATION | {"gateway"},
+    "cli": _STATION | {"gateway", "api", "integrations", "testing"},
+    "__init__": _STATION,
+    "__main__": {"cli"},
 }
 
 
@@ -29,29 +56,82 @@ def _layer(path: Path) -> str:
     return relative.parts[0].removesuffix(".py")
 
 
-def _imported_layers(path: Path) -> set[str]:
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """The mcpstation modules `path` imports at run time (not those under `if TYPE_CHECKING:`)."""
     tree = ast.parse(path.read_text())
+    typing_only: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            typing_only.update(id(inner) for inner in ast.walk(node))
     found: set[str] = set()
     for node in ast.walk(tree):
-        names: list[str] = []
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
+            found.update(alias.name for alias in node.names if alias.name.startswith("mcpstation"))
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module]
-        for name in names:
-            parts = name.split(".")
-            if parts[0] == "mcpstation" and len(parts) > 1:
-                found.add(parts[1])
+            if node.module.startswith("mcpstation"):
+                found.add(node.module)
     return found
 
 
-@pytest.mark.parametrize("path", sorted(SRC.rglob("*.py")), ids=lambda p: str(p.relative_to(SRC)))
+SOURCES = sorted(SRC.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(SRC)))
 def test_imports_flow_one_way(path: Path):
     layer = _layer(path)
-    if layer not in ALLOWED:
-        return  # station, calls, dynamic, events, pinning, adapters, gateway, api, cli: the upper layers
-    wrong = _imported_layers(path) - ALLOWED[layer] - {layer}
+    assert layer in ALLOWED, f"{layer!r} is a new layer: add it to ALLOWED in {__file__}"
+    imported = {name.split(".")[1] for name in _runtime_imports(path) if name.count(".") >= 1}
+    wrong = imported - ALLOWED[layer] - {layer}
     assert not wrong, f"{path.relative_to(SRC)} ({layer}) imports {sorted(wrong)}"
+
+
+def test_no_import_cycles_between_modules():
+    graph: dict[str, set[str]] = {}
+    known = {_module_name(path) for path in SOURCES}
+    for path in SOURCES:
+        targets = set()
+        for name in _runtime_imports(path):
+            while name not in known and "." in name:
+                name = name.rsplit(".", 1)[0]  # `from pkg.mod import x` where x is not a module
+            if name in known:
+                targets.add(name)
+        graph[_module_name(path)] = targets - {_module_name(path)}
+    cycle = _find_cycle(graph)
+    assert cycle is None, " -> ".join(cycle or [])
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of modules importing each other, ignoring imports of a package's own `__init__`."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph.get(node, ())):
+            if node.startswith(target + "."):
+                continue  # a module importing its own package's re-exports
+            if state.get(target) == 1:
+                return [*stack[stack.index(target) :], target]
+            if state.get(target) is None and (found := visit(target)) is not None:
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if state.get(node) is None and (found := visit(node)) is not None:
+            return found
+    return None
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -74,3 +154,22 @@ def test_public_surface_is_a_sorted_all(package: Path):
     assert list(exported) == sorted(exported, key=_isort_key), f"{module_name}.__all__ is not sorted"
     for name in exported:
         assert hasattr(module, name), f"{module_name}.__all__ names {name!r}, which it does not define"
+
+
+FACES = ("api", "gateway", "cli", "integrations")
+_REQUESTS = {"call_tool", "get_prompt", "read_resource", "complete", "subscribe", "unsubscribe"}
+
+
+@pytest.mark.parametrize("path", [p for p in SOURCES if _layer(p) in FACES], ids=lambda p: str(p.relative_to(SRC)))
+def test_faces_send_every_request_with_a_caller(path: Path):
+    """A face never relies on the library's default caller: every request names the caller it knows."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in _REQUESTS:
+            owner = ast.unparse(node.func.value)
+            if owner.removeprefix("self.") not in ("station", "station.requests"):
+                continue  # an SDK client or session, not ours
+            keywords = {k.arg for k in node.keywords}
+            assert "caller" in keywords, (
+                f"{path.relative_to(SRC)}:{node.lineno}: {ast.unparse(node)[:80]} has no caller"
+            )

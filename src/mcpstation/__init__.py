@@ -1,8 +1,18 @@
 """mcpstation: one runtime that connects an agent to many MCP servers."""
 
-from mcpstation.catalog import Catalog, CatalogTool, ToolResult, anthropic_tools, openai_tools
+from mcpstation.catalog import (
+    Catalog,
+    CatalogTool,
+    CompletionResult,
+    PromptResult,
+    ResourceResult,
+    SubscriptionResult,
+    ToolResult,
+    anthropic_tools,
+    openai_tools,
+)
 from mcpstation.config.loader import load_config
-from mcpstation.config.models import ServerSpec, StationConfig, StationSettings
+from mcpstation.config.models import InProcessServerSpec, Role, ServerSpec, StationConfig, StationSettings
 from mcpstation.connection import ConnectionState
 from mcpstation.errors import (
     CallError,
@@ -11,22 +21,35 @@ from mcpstation.errors import (
     StationError,
     ToolNotFound,
 )
-from mcpstation.station import ServerStatus, Station, StationStatus
+from mcpstation.outcomes import Outcome
+from mcpstation.pipeline import Caller, Face
+from mcpstation.station import Station
+from mcpstation.status import ServerState, ServerStatus, StationStatus
 
 __all__ = [
     "CallError",
+    "Caller",
     "Catalog",
     "CatalogTool",
+    "CompletionResult",
     "ConfigError",
     "ConnectionState",
+    "Face",
+    "InProcessServerSpec",
+    "Outcome",
+    "PromptResult",
+    "ResourceResult",
+    "Role",
     "ServerError",
     "ServerSpec",
+    "ServerState",
     "ServerStatus",
     "Station",
     "StationConfig",
     "StationError",
     "StationSettings",
     "StationStatus",
+    "SubscriptionResult",
     "ToolNotFound",
     "ToolResult",
     "anthropic_tools",

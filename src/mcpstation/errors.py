@@ -12,19 +12,24 @@ StationError                      exit_code 1
 ├── CallError (.tool)                     4   a call did not produce a result
 │   ├── ToolNotFound (.suggestions)       4
 │   ├── CallTimeout                       4
+│   ├── MessageTooLarge                   4   the answer is over a hard cap
+│   ├── InvalidResult                     4   the answer breaks the protocol or the tool's schema
 │   └── RemoteError (.code)               4   the server answered with a JSON-RPC error
 ├── UsageError                            2   the caller misused the API or CLI
 └── StoreError                            1   the store (database) refused or failed a change
 ```
 
-Tool calls never raise these to the LLM: `Station.call_tool` turns them into a `ToolResult`
-with `ok=False`. They are raised where an answer cannot be a result (prompts, resources,
-start-up, the CLI).
+Requests never raise `ServerError` or `CallError` at their caller: the pipeline turns them into
+a result whose `outcome` is the error class's own `outcome`. The others are raised where an answer
+cannot be a result (configuration, start-up, misuse, the CLI).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
+
+from mcpstation.outcomes import Outcome
 
 
 class StationError(Exception):
@@ -70,6 +75,7 @@ class ServerError(StationError):
     """A server could not be used."""
 
     exit_code = 3
+    outcome: ClassVar[Outcome] = Outcome.UNAVAILABLE
 
     def __init__(self, message: str, *, server: str) -> None:
         self.server = server
@@ -87,6 +93,8 @@ class ServerUnavailable(ServerError):
 class ConnectionLost(ServerError):
     """A server's connection died while it was in use."""
 
+    outcome = Outcome.CONNECTION_LOST
+
 
 class ServerClosed(ServerError):
     """The station stopped this server on purpose."""
@@ -96,6 +104,7 @@ class CallError(StationError):
     """A call did not produce a result."""
 
     exit_code = 4
+    outcome: ClassVar[Outcome] = Outcome.REMOTE_ERROR
 
     def __init__(self, message: str, *, tool: str, server: str | None = None) -> None:
         self.tool = tool
@@ -106,6 +115,8 @@ class CallError(StationError):
 class ToolNotFound(CallError):
     """No tool (or prompt, or resource) by that name; carries did-you-mean suggestions."""
 
+    outcome = Outcome.NOT_FOUND
+
     def __init__(self, name: str, suggestions: Sequence[str] = (), *, kind: str = "tool") -> None:
         self.suggestions = tuple(suggestions)
         hint = f" Did you mean {', '.join(repr(s) for s in self.suggestions)}?" if self.suggestions else ""
@@ -114,6 +125,20 @@ class ToolNotFound(CallError):
 
 class CallTimeout(CallError):
     """A request took longer than its timeout and was cancelled on the server."""
+
+    outcome = Outcome.TIMEOUT
+
+
+class MessageTooLarge(CallError):
+    """The server's answer is over a hard cap (a message or a result)."""
+
+    outcome = Outcome.TOO_LARGE
+
+
+class InvalidResult(CallError):
+    """The server's answer does not fit the protocol, or the tool's own output schema."""
+
+    outcome = Outcome.INVALID_RESULT
 
 
 class RemoteError(CallError):

@@ -78,21 +78,3 @@ class EventHub:
             self._streams.discard(send)
             send.close()
             receive.close()
-
-
-class ServerLogBridge(logging.Handler):
-    """Turns records of the per-server loggers (`mcpstation.server.<name>`) into `log` events."""
-
-    PREFIX = "mcpstation.server."
-
-    def __init__(self, hub: EventHub) -> None:
-        super().__init__(level=logging.DEBUG)
-        self.hub = hub
-
-    def emit(self, record: logging.LogRecord) -> None:
-        if not self.hub.has_subscribers or not record.name.startswith(self.PREFIX):
-            return
-        server = record.name[len(self.PREFIX) :].split(".", 1)[0]
-        self.hub.publish(
-            StationEvent("log", server, {"level": record.levelname.lower(), "message": record.getMessage()})
-        )

@@ -3,6 +3,7 @@ import base64
 import mcp_types as types
 
 from mcpstation.catalog import ToolResult
+from mcpstation.outcomes import Outcome
 
 PNG = base64.b64encode(b"\x89PNG" + b"\0" * 2044).decode()
 
@@ -48,6 +49,6 @@ def test_structured_only_result_renders_as_json():
 
 
 def test_failure_json_shape_has_the_contract_keys():
-    data = ToolResult.failure("x", "no tool 'x'.").to_dict()
+    data = ToolResult.failure("x", Outcome.NOT_FOUND, "no tool 'x'.").to_dict()
     assert set(data) >= {"ok", "text", "content", "structured", "server", "tool", "duration_s", "error"}
     assert data["ok"] is False and data["text"] == "Error: no tool 'x'."

@@ -62,12 +62,13 @@ def test_seed000_mcp_section_keeps_presets_and_http_alias(caplog: pytest.LogCapt
     assert config.presets.fetch_enabled and config.presets.exa_enabled
     assert config.presets.fetch_user_agent is not None
     assert config.policy.fetch_block_internal is True
-    files, remote = config.servers
+    fetch, exa, files, remote = config.servers
+    assert (fetch.name, exa.name) == ("fetch", "exa")  # presets are explicit entries, first
     assert isinstance(files, StdioServerSpec) and files.command == "npx"
     assert isinstance(remote, StreamableHttpServerSpec)
     assert remote.url == "https://tools.example.org/mcp"
     assert remote.headers["Authorization"].get_secret_value() == "Bearer remote-secret"
-    assert "not yet started" in caplog.text
+    assert "presets enabled: fetch, exa" in caplog.text
 
 
 def test_seed001_client_capabilities_and_bearer_authorization() -> None:

@@ -5,13 +5,20 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+import pytest
+
 from mcpstation.config.models import StationConfig, StdioServerSpec, StreamableHttpServerSpec
 from mcpstation.config.presets import (
     DEFAULT_FETCH_USER_AGENT,
     EXA_URL,
     fetch_guard_targets,
-    resolve_presets,
+    preset_servers,
 )
+
+
+@pytest.fixture(autouse=True)
+def _no_exa_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("EXA_API_KEY", raising=False)
 
 
 def config(**data: Any) -> StationConfig:
@@ -20,7 +27,16 @@ def config(**data: Any) -> StationConfig:
 
 def test_no_presets_enabled_leaves_the_config_alone() -> None:
     base = config(servers=[{"name": "a", "command": "x"}])
-    assert resolve_presets(base, environ={}) is base
+    assert [s.name for s in base.servers] == ["a"]
+    assert preset_servers(base) == []
+
+
+def test_presets_are_explicit_in_the_validated_config_and_added_once() -> None:
+    base = config(presets={"fetch_enabled": True}, servers=[{"name": "a", "command": "x"}])
+    assert [s.name for s in base.servers] == ["fetch", "a"]
+    again = StationConfig.model_validate(base.model_dump())
+    assert [s.name for s in again.servers] == ["fetch", "a"]
+    assert preset_servers(base) == []
 
 
 def test_enabled_presets_come_first_then_user_servers() -> None:
@@ -28,7 +44,7 @@ def test_enabled_presets_come_first_then_user_servers() -> None:
         presets={"fetch_enabled": True, "exa_enabled": True},
         servers=[{"name": "files", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]}],
     )
-    resolved = resolve_presets(base, environ={})
+    resolved = base
     assert [s.name for s in resolved.servers] == ["fetch", "exa", "files"]
     fetch, exa = resolved.servers[0], resolved.servers[1]
     assert isinstance(fetch, StdioServerSpec)
@@ -40,9 +56,9 @@ def test_enabled_presets_come_first_then_user_servers() -> None:
     assert exa.url == EXA_URL and exa.headers == {}
 
 
-def test_exa_key_comes_from_the_environment_as_x_api_key() -> None:
-    resolved = resolve_presets(config(presets={"exa_enabled": True}), environ={"EXA_API_KEY": "k-123"})
-    exa = resolved.servers[0]
+def test_exa_key_comes_from_the_environment_as_x_api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EXA_API_KEY", "k-123")
+    exa = config(presets={"exa_enabled": True}).servers[0]
     assert isinstance(exa, StreamableHttpServerSpec)
     assert exa.headers["x-api-key"].get_secret_value() == "k-123"
     assert "k-123" not in repr(exa)
@@ -53,21 +69,21 @@ def test_fetch_preset_carries_user_agent_robots_and_guard_exceptions() -> None:
         presets={"fetch_enabled": True, "fetch_user_agent": "MyBot/2", "fetch_ignore_robots_txt": True},
         policy={"allowed_internal_hosts": ["wiki.corp"], "allowed_internal_cidrs": ["10.0.0.0/8"]},
     )
-    fetch = resolve_presets(base, environ={}).servers[0]
+    fetch = base.servers[0]
     assert isinstance(fetch, StdioServerSpec)
     assert fetch.args == (
         "-m", "mcpstation.servers.fetch", "--user-agent", "MyBot/2", "--ignore-robots-txt",
         "--allow-host", "wiki.corp", "--allow-cidr", "10.0.0.0/8",
     )  # fmt: skip
     off = config(presets={"fetch_enabled": True, "fetch_user_agent": ""}, policy={"fetch_block_internal": False})
-    fetch_off = resolve_presets(off, environ={}).servers[0]
+    fetch_off = off.servers[0]
     assert isinstance(fetch_off, StdioServerSpec)
     assert fetch_off.args == ("-m", "mcpstation.servers.fetch", "--allow-internal")
 
 
 def test_mcp_server_fetch_is_an_option() -> None:
     base = config(presets={"fetch_enabled": True, "fetch_server": "mcp-server-fetch"})
-    fetch = resolve_presets(base, environ={}).servers[0]
+    fetch = base.servers[0]
     assert isinstance(fetch, StdioServerSpec)
     assert fetch.args == ("-m", "mcp_server_fetch", "--user-agent", DEFAULT_FETCH_USER_AGENT)
 
@@ -80,7 +96,7 @@ def test_user_server_with_a_preset_name_replaces_it() -> None:
             {"name": "exa", "transport": "http", "url": "https://search.example/mcp"},
         ],
     )
-    resolved = resolve_presets(base, environ={})
+    resolved = base
     assert [s.name for s in resolved.servers] == ["fetch", "exa"]
     assert resolved.servers[0].target == "uvx mcp-server-fetch"
     assert resolved.servers[1].target == "https://search.example/mcp"
@@ -91,7 +107,7 @@ def test_user_server_with_the_exa_url_replaces_the_preset() -> None:
         presets={"exa_enabled": True},
         servers=[{"name": "websearch", "transport": "http", "url": "https://mcp.exa.ai/mcp/?tools=web_search_exa"}],
     )
-    resolved = resolve_presets(base, environ={})
+    resolved = base
     assert [s.name for s in resolved.servers] == ["websearch"]
 
 
@@ -107,11 +123,11 @@ def test_fetch_guard_targets_name_every_fetch_server() -> None:
             {"name": "remote", "transport": "http", "url": "https://x.example/mcp"},
         ],
     )
-    assert fetch_guard_targets(resolve_presets(base, environ={})) == {
+    assert fetch_guard_targets(base) == {
         "fetch", "pypi-fetch", "uvx-fetch", "script-fetch", "own",
     }  # fmt: skip
     with_pypi = config(presets={"fetch_enabled": True, "fetch_server": "mcp-server-fetch"})
-    assert fetch_guard_targets(resolve_presets(with_pypi, environ={})) == {"fetch"}
+    assert fetch_guard_targets(with_pypi) == {"fetch"}
     assert fetch_guard_targets(config()) == set()
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from mcpstation.policy import UrlGuard, blocked_reason, check_url, check_url_async, embedded_ipv4
 from mcpstation.policy.addresses import BLOCKED_NETWORKS
+from mcpstation.policy.urls import MAX_JUDGED_VALUES
 
 PUBLIC_V4 = "93.184.216.34"
 PUBLIC_V6 = "2606:2800:220:1:248:1893:25c8:1946"
@@ -245,12 +246,26 @@ async def test_async_check_accepts_sync_and_async_resolvers() -> None:
 
 
 @pytest.mark.anyio
-async def test_guard_checks_url_and_uri_arguments() -> None:
+async def test_guard_checks_url_and_uri_arguments_and_every_absolute_url() -> None:
     guard = UrlGuard(resolver=FakeDns())
     assert await guard.check_arguments({"url": "http://example.com/", "max_length": 5}) is None
     refused = await guard.check_arguments({"uri": "http://10.0.0.1/"})
     assert refused is not None and not refused.allowed
-    assert await guard.check_arguments({"query": "http://10.0.0.1/"}) is None
+    for hidden in ({"query": "http://10.0.0.1/"}, {"pages": ["https://example.com/", "http://127.0.0.1:8/"]},
+                   {"request": {"target": "file:///etc/passwd"}}):  # fmt: skip
+        verdict = await guard.check_arguments(hidden)
+        assert verdict is not None and not verdict.allowed, hidden
+    assert await guard.check_arguments({"query": "what is 10.0.0.1?", "url": "https://example.com/"}) is None
+    outside = await guard.check_arguments({}, extra=["http://169.254.169.254/latest/meta-data/"])
+    assert outside is not None and not outside.allowed
+
+
+@pytest.mark.anyio
+async def test_guard_refuses_a_request_with_too_many_urls_rather_than_checking_some() -> None:
+    guard = UrlGuard(resolver=FakeDns())
+    many = {"urls": [f"https://example.com/{i}" for i in range(MAX_JUDGED_VALUES + 1)]}
+    verdict = await guard.check_arguments(many)
+    assert verdict is not None and not verdict.allowed and "at most" in verdict.reason
 
 
 def test_guard_from_policy_settings() -> None:

@@ -7,20 +7,24 @@ await ApiServer(app).serve(sockets=[sock])
 ```
 """
 
-from mcpstation.api.app import DEFAULT_API_HOST, DEFAULT_API_PORT, build_app
-from mcpstation.api.auth import Principal, check_bind, is_loopback
+from mcpstation.api.app import DEFAULT_API_HOST, DEFAULT_API_PORT, build_app, build_gateway_app
+from mcpstation.api.auth import LOCAL_DEV_WARNING, AccessGuard, LocalDev, allowed_hosts_for, check_bind, is_loopback
 from mcpstation.api.metrics import MetricsLayer, render_metrics
 from mcpstation.api.serve import ApiServer, bind_socket, bound_port
 
 __all__ = [
     "DEFAULT_API_HOST",
     "DEFAULT_API_PORT",
+    "LOCAL_DEV_WARNING",
+    "AccessGuard",
     "ApiServer",
+    "LocalDev",
     "MetricsLayer",
-    "Principal",
+    "allowed_hosts_for",
     "bind_socket",
     "bound_port",
     "build_app",
+    "build_gateway_app",
     "check_bind",
     "is_loopback",
     "render_metrics",

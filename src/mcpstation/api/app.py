@@ -8,7 +8,6 @@ and command policy as the CLI and the LLM's management tools. The route table be
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -30,17 +29,18 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpstation.api import models as m
-from mcpstation.api.auth import AccessGuard, LocalDev, Role, allowed_hosts_for, principal_of, require_role
-from mcpstation.api.errors import ApiError, error_response, from_station_error, not_found
+from mcpstation.api.auth import AccessGuard, LocalDev, allowed_hosts_for, caller_of, require_role
+from mcpstation.api.errors import ApiError, error_response, from_station_error, not_found, outcome_error, status_for
 from mcpstation.api.events import EventStreams
 from mcpstation.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from mcpstation.api.metrics import MetricsLayer, render_metrics
 from mcpstation.api.openapi import Operation, Param, openapi_document
 from mcpstation.api.redaction import Redactor, secret_values
-from mcpstation.calls import Caller
 from mcpstation.catalog import CatalogTool
+from mcpstation.config.models import Role
 from mcpstation.errors import StationError
-from mcpstation.gateway import GATEWAY_PATH, gateway_asgi_app
+from mcpstation.gateway import GATEWAY_PATH, GatewayRelay, gateway_asgi_app
+from mcpstation.outcomes import Outcome
 from mcpstation.station import Station
 
 logger = logging.getLogger(__name__)
@@ -113,27 +113,27 @@ class _Api:
         return Reply(m.ServerList.model_validate(self.station.status().to_dict()))
 
     async def add_server(self, request: Request, body: m.AddServerRequest) -> Reply:
-        change = await self.station.add_server(body.root, actor=principal_of(request).actor)
+        change = await self.station.add_server(body.root, actor=caller_of(request).actor)
         return _change(change.to_dict(), secrets=tuple(secret_values(body.root)))
 
     async def remove_server(self, request: Request, _: None) -> Reply:
-        change = await self.station.remove_server(_name(request), actor=principal_of(request).actor)
+        change = await self.station.remove_server(_name(request), actor=caller_of(request).actor)
         return _change(change.to_dict())
 
     async def enable_server(self, request: Request, _: None) -> Reply:
-        change = await self.station.enable_server(_name(request), actor=principal_of(request).actor)
+        change = await self.station.enable_server(_name(request), actor=caller_of(request).actor)
         return _change(change.to_dict())
 
     async def disable_server(self, request: Request, _: None) -> Reply:
-        change = await self.station.disable_server(_name(request), actor=principal_of(request).actor)
+        change = await self.station.disable_server(_name(request), actor=caller_of(request).actor)
         return _change(change.to_dict())
 
     async def approve_server(self, request: Request, _: None) -> Reply:
-        change = await self.station.approve_server(_name(request), actor=principal_of(request).actor)
+        change = await self.station.approve_server(_name(request), actor=caller_of(request).actor)
         return _change(change.to_dict())
 
     async def reload_server(self, request: Request, _: None) -> Reply:
-        change = await self.station.reload_server(_name(request), actor=principal_of(request).actor)
+        change = await self.station.reload_server(_name(request), actor=caller_of(request).actor)
         return _change(change.to_dict())
 
     async def reconnect_server(self, request: Request, _: None) -> Reply:
@@ -141,7 +141,7 @@ class _Api:
         if name not in self.station.connections:
             raise not_found(f"server {name!r} is not running (enable or approve it first)", server=name)
         if self.station.store is not None:
-            await self.station.store.record_action("reconnect", actor=principal_of(request).actor, server=name)
+            await self.station.store.record_action("reconnect", actor=caller_of(request).actor, server=name)
         await self.station.reconnect(name)
         connection = self.station.connections.get(name)
         ready = connection is not None and connection.is_ready
@@ -156,8 +156,7 @@ class _Api:
     # -- catalog ----------------------------------------------------------------------------------
 
     def _visible_tools(self, request: Request) -> list[CatalogTool]:
-        principal = principal_of(request)
-        return self.station.tools_for(Caller(principal.identity, principal.role))
+        return self.station.tools_for(caller_of(request))
 
     async def list_tools(self, request: Request, _: None) -> Reply:
         connections = self.station.connections
@@ -170,32 +169,32 @@ class _Api:
         return Reply(m.ToolList(tools=tools))
 
     async def call_tool(self, request: Request, body: m.CallToolRequest) -> Reply:
-        name = request.path_params["name"]
-        principal = principal_of(request)
-        visible = {t.name for t in self._visible_tools(request)}
-        if name not in visible:
-            hint = difflib.get_close_matches(name, visible, n=3)
-            suggestion = f" Did you mean {', '.join(repr(s) for s in hint)}?" if hint else ""
-            raise ApiError(404, "ToolNotFound", f"no tool {name!r}.{suggestion}", tool=name)
         timeout_s = _float_query(request, "timeout_s")
-        result = await self.station.call_tool(
-            name, body.root, caller=Caller(principal.identity, principal.role), timeout_s=timeout_s
+        result = await self.station.requests.call_tool(
+            request.path_params["name"], body.root, caller=caller_of(request), timeout_s=timeout_s
         )
-        return Reply(m.ToolResultBody.model_validate(result.to_dict()))
+        if result.outcome is Outcome.NOT_FOUND:
+            raise ApiError(404, "ToolNotFound", result.error or "not found", tool=result.name)
+        return Reply(m.ToolResultBody.model_validate(result.to_dict()), status_for(result.outcome))
 
     async def list_prompts(self, request: Request, _: None) -> Reply:
-        return Reply(m.PromptList(prompts=[m.PromptInfo(**p.to_dict()) for p in self.station.prompts]))
+        prompts = self.station.prompts_for(caller_of(request))
+        return Reply(m.PromptList(prompts=[m.PromptInfo(**p.to_dict()) for p in prompts]))
 
     async def get_prompt(self, request: Request, body: m.GetPromptRequest) -> Reply:
-        result = await self.station.get_prompt(request.path_params["name"], body.root)
-        dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        name = request.path_params["name"]
+        result = await self.station.requests.get_prompt(name, body.root, caller=caller_of(request))
+        if result.raw is None:
+            raise outcome_error(result.outcome, result.error or "failed", tool=name, server=result.server)
+        dumped = result.raw.model_dump(mode="json", by_alias=True, exclude_none=True)
         return Reply(m.PromptResultBody.model_validate(dumped))
 
     async def list_resources(self, request: Request, _: None) -> Reply:
+        caller = caller_of(request)
         return Reply(
             m.ResourceList(
-                resources=[m.ResourceInfo(**r.to_dict()) for r in self.station.resources],
-                templates=[m.TemplateInfo(**t.to_dict()) for t in self.station.templates],
+                resources=[m.ResourceInfo(**r.to_dict()) for r in self.station.resources_for(caller)],
+                templates=[m.TemplateInfo(**t.to_dict()) for t in self.station.templates_for(caller)],
             )
         )
 
@@ -203,8 +202,10 @@ class _Api:
         uri = request.query_params.get("uri")
         if not uri:
             raise ApiError(400, "BadRequest", "say which resource: ?uri=<resource URI>")
-        result = await self.station.read_resource(uri)
-        dumped = result.model_dump(mode="json", by_alias=True, exclude_none=True)
+        result = await self.station.requests.read_resource(uri, caller=caller_of(request))
+        if result.raw is None:
+            raise outcome_error(result.outcome, result.error or "failed", tool=uri, server=result.server)
+        dumped = result.raw.model_dump(mode="json", by_alias=True, exclude_none=True)
         return Reply(m.ResourceResultBody.model_validate(dumped))
 
     # -- audit, events, metrics, document ------------------------------------------------------------
@@ -250,7 +251,7 @@ class _Api:
 
     async def events(self, request: Request, _: None) -> Response:
         return StreamingResponse(
-            self.streams.stream(principal_of(request)),
+            self.streams.stream(caller_of(request)),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -539,7 +540,7 @@ def _endpoint(api: _Api, route: _Route) -> Callable[[Request], Awaitable[Respons
 
 
 class _RoleGate:
-    """ASGI wrapper: only principals with `role` reach `app` (the gateway)."""
+    """ASGI wrapper: only callers whose role reaches `role` reach `app` (the gateway)."""
 
     def __init__(self, app: ASGIApp, role: Role) -> None:
         self.app = app
@@ -600,14 +601,15 @@ def build_app(
     `host` and `port` decide the allowed `Host` headers (see `auth`) and whether local-dev mode
     (loopback, no token in the store) is possible; `allowed_hosts` adds names (`name:port`, or
     `name:*`). `public_health` serves `/api/health` without a token. `gateway` mounts the MCP
-    gateway at `/mcp` (admins only). A `MetricsLayer` is added to the station's call path
+    gateway at `/mcp`, where each request runs as its token's caller (a `user` token sees and
+    calls what its role may). A `MetricsLayer` is added to the station's request path
     (pass one to share it). Run the app under uvicorn (`serve.ApiServer`) while `station` runs;
     check the bind first with `auth.check_bind`.
     """
     hosts = allowed_hosts_for(host, port, allowed_hosts)
     if metrics is None:
         metrics = MetricsLayer()
-        station.add_call_layer(metrics)
+        station.add_layer(metrics)
     redactor = Redactor(station)
     streams = EventStreams(station, redactor)
     local_dev = LocalDev(station.store, host)
@@ -621,7 +623,7 @@ def build_app(
     if gateway:
         origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
         gateway_app = gateway_asgi_app(station, allowed_hosts=list(hosts), allowed_origins=origins)
-        routes.append(Route(GATEWAY_PATH, _RoleGate(gateway_app, "admin"), methods=["GET", "POST", "DELETE"]))
+        routes.append(Route(GATEWAY_PATH, _RoleGate(gateway_app, Role.USER), methods=["GET", "POST", "DELETE"]))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -650,4 +652,30 @@ def build_app(
     )
     app.state.event_streams = streams
     app.state.metrics = metrics
+    return app
+
+
+def build_gateway_app(
+    station: Station,
+    *,
+    host: str,
+    port: int,
+    allowed_hosts: Sequence[str] = (),
+    json_response: bool = False,
+    stateless: bool = False,
+    relay: GatewayRelay | None = None,
+) -> Starlette:
+    """The gateway alone (`mcpstation gateway --host --port`), behind the same access guard as the API:
+    Host and Origin checks, then bearer tokens, each request running as its token's caller."""
+    hosts = allowed_hosts_for(host, port, allowed_hosts)
+    origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
+    app = gateway_asgi_app(
+        station,
+        json_response=json_response,
+        stateless=stateless,
+        allowed_hosts=list(hosts),
+        allowed_origins=origins,
+        relay=relay,
+    )
+    app.add_middleware(AccessGuard, store=station.store, local_dev=LocalDev(station.store, host), allowed_hosts=hosts)
     return app

@@ -13,8 +13,11 @@ Order of checks, for every HTTP request (the console's static files included):
    **Local-dev mode**: bound to loopback with no token in the store, requests without a token act
    as a local admin. Never on any other address: `check_bind` refuses to start there.
 
-Roles are checked by the handlers (`require_role`): `admin` manages servers, reads the audit and
-uses the gateway; `user` lists and calls the tools its role may see.
+The request's `Caller` (the token's name and role, or the local-dev admin) goes in the ASGI scope
+under `CALLER_SCOPE_KEY`; the gateway at `/mcp` reads it there too, so every request there runs
+as its own token's caller. Roles are checked by the handlers (`require_role`): `admin` manages
+servers and reads the audit; `user` lists and calls what its role may see, through the API and
+through the gateway alike.
 """
 
 from __future__ import annotations
@@ -22,39 +25,24 @@ from __future__ import annotations
 import ipaddress
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Literal
 from urllib.parse import parse_qs
 
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpstation.api.errors import ApiError, error_response, forbidden, unauthorized
-from mcpstation.config.models import ROLE_RANK
+from mcpstation.config.models import Role
 from mcpstation.errors import UsageError
+from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller, Face
 from mcpstation.store import Store
 
-Role = Literal["admin", "user"]
 LOCAL_DEV_IDENTITY = "local"  # the caller name audited for requests in local-dev mode
 TOKEN_PRESENCE_TTL_S = 2.0  # how long "are there any tokens?" is cached; a new token ends local-dev soon after
-PRINCIPAL_KEY = "mcpstation.principal"
 PUBLIC_PATHS = ("/", "/favicon.ico")
 PUBLIC_PREFIXES = ("/static/",)
 QUERY_TOKEN_PATHS = ("/api/events",)
 HEALTH_PATH = "/api/health"
-
-
-@dataclass(frozen=True, slots=True)
-class Principal:
-    """Who is asking: a token's name and role, or the local-dev admin; None for public pages."""
-
-    identity: str
-    role: Role
-
-    @property
-    def actor(self) -> str:
-        """How management actions by this principal are audited."""
-        return f"api:{self.identity}"
+GATEWAY_PREFIX = "/mcp"  # requests here are the gateway's: their callers' face is GATEWAY
 
 
 def is_loopback(host: str) -> bool:
@@ -80,7 +68,7 @@ def allowed_hosts_for(host: str, port: int, extra: Iterable[str] = ()) -> tuple[
     return tuple(dict.fromkeys(h.lower() for h in hosts))
 
 
-async def check_bind(store: Store | None, host: str) -> None:
+async def check_bind(store: Store | None, host: str, *, what: str = "the HTTP API") -> None:
     """Refuse to serve on a non-loopback address when no token exists (anyone could drive it).
 
     Raises:
@@ -91,29 +79,35 @@ async def check_bind(store: Store | None, host: str) -> None:
     if store is not None and await store.list_tokens():
         return
     raise UsageError(
-        f"refusing to serve the HTTP API on {host!r} without any API token: anyone who can reach it "
+        f"refusing to serve {what} on {host!r} without any API token: anyone who can reach it "
         "could manage servers and call tools.\n"
         "  Fix: create one with `mcpstation token create --role admin --name NAME`, or bind to 127.0.0.1."
     )
 
 
-def require_role(request: Request, role: Role) -> Principal:
-    """The request's principal, if its role reaches `role`.
+LOCAL_DEV_WARNING = (
+    "no API token exists: local-dev mode, %s answers anyone on this machine without one. "
+    "Create a token (`mcpstation token create --role admin --name NAME`) before binding to another address."
+)
+
+
+def require_role(request: Request, role: Role) -> Caller:
+    """The request's caller, if its role reaches `role`.
 
     Raises:
         ApiError: 403 when the role is too low.
     """
-    principal = principal_of(request)
-    if ROLE_RANK[principal.role] < ROLE_RANK[role]:
-        raise forbidden(f"this needs the {role!r} role; the token {principal.identity!r} has {principal.role!r}")
-    return principal
+    caller = caller_of(request)
+    if not caller.sees(role):
+        raise forbidden(f"this needs the {role!r} role; the token {caller.identity!r} has {caller.role!r}")
+    return caller
 
 
-def principal_of(request: Request) -> Principal:
-    principal = request.scope.get(PRINCIPAL_KEY)
-    if not isinstance(principal, Principal):
+def caller_of(request: Request) -> Caller:
+    caller = request.scope.get(CALLER_SCOPE_KEY)
+    if not isinstance(caller, Caller):
         raise unauthorized("this needs an API token: send `Authorization: Bearer <token>`")
-    return principal
+    return caller
 
 
 class LocalDev:
@@ -142,7 +136,7 @@ class LocalDev:
 
 
 class AccessGuard:
-    """ASGI middleware: Host, Origin, then token; sets the request's `Principal` in its scope."""
+    """ASGI middleware: Host, Origin, then token; sets the request's `Caller` in its scope."""
 
     def __init__(
         self,
@@ -167,27 +161,28 @@ class AccessGuard:
         if scope["type"] != "http":  # websockets: nothing is served over them
             return
         try:
-            principal = await self._admit(scope)
+            caller = await self._admit(scope)
         except ApiError as exc:
             await error_response(exc)(scope, receive, send)
             return
-        if principal is not None:
-            scope[PRINCIPAL_KEY] = principal
+        if caller is not None:
+            scope[CALLER_SCOPE_KEY] = caller
         await self.app(scope, receive, send)
 
-    async def _admit(self, scope: Scope) -> Principal | None:
+    async def _admit(self, scope: Scope) -> Caller | None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         self._check_host_and_origin(headers)
         self._check_fetch_site(scope["path"], headers)
-        principal = await self._authenticate(scope, headers)
-        if principal is None and not self._is_public(scope["path"]):
+        face = Face.GATEWAY if scope["path"].startswith(GATEWAY_PREFIX) else Face.HTTP_API
+        caller = await self._authenticate(scope, headers, face)
+        if caller is None and not self._is_public(scope["path"]):
             if not await self.local_dev.active():
                 raise unauthorized(
                     "this needs an API token: send `Authorization: Bearer <token>` "
                     "(create one with `mcpstation token create --role user --name NAME`)"
                 )
-            principal = Principal(LOCAL_DEV_IDENTITY, "admin")
-        return principal
+            caller = Caller(LOCAL_DEV_IDENTITY, Role.ADMIN, face)
+        return caller
 
     def _check_host_and_origin(self, headers: dict[str, str]) -> None:
         host = headers.get("host", "").lower()
@@ -217,7 +212,7 @@ class AccessGuard:
             return True
         return self.public_health and path == HEALTH_PATH
 
-    async def _authenticate(self, scope: Scope, headers: dict[str, str]) -> Principal | None:
+    async def _authenticate(self, scope: Scope, headers: dict[str, str], face: Face) -> Caller | None:
         token = _bearer(headers.get("authorization"))
         if token is None and scope["path"] in QUERY_TOKEN_PATHS:
             values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
@@ -227,7 +222,7 @@ class AccessGuard:
         record = await self.store.verify_token(token) if self.store is not None else None
         if record is None:
             raise unauthorized("the API token is not valid (unknown or revoked)")
-        return Principal(record.name, record.role)
+        return Caller.token(record.name, Role(record.role), face)
 
 
 def _bearer(value: str | None) -> str | None:

@@ -21,6 +21,7 @@ from mcpstation.errors import (
     ToolNotFound,
     UsageError,
 )
+from mcpstation.outcomes import Outcome
 
 
 class ApiError(Exception):
@@ -65,6 +66,47 @@ def from_station_error(exc: StationError) -> ApiError:
         server=getattr(exc, "server", None),
         tool=getattr(exc, "tool", None),
     )
+
+
+# Every outcome's HTTP status. A tool that ran and said it failed is still an answer (200, `ok: false`).
+OUTCOME_STATUS: dict[Outcome, int] = {
+    Outcome.OK: 200,
+    Outcome.TOOL_ERROR: 200,
+    Outcome.REFUSED: 403,
+    Outcome.NOT_FOUND: 404,
+    Outcome.UNAVAILABLE: 503,
+    Outcome.TIMEOUT: 504,
+    Outcome.CONNECTION_LOST: 502,
+    Outcome.REMOTE_ERROR: 502,
+    Outcome.TOO_LARGE: 502,
+    Outcome.INVALID_RESULT: 502,
+    Outcome.CANCELLED: 503,
+}
+
+# The `type` of the error body for requests that produced no answer.
+OUTCOME_TYPE: dict[Outcome, str] = {
+    Outcome.OK: "Ok",
+    Outcome.TOOL_ERROR: "ToolError",
+    Outcome.REFUSED: "Refused",
+    Outcome.NOT_FOUND: "ToolNotFound",
+    Outcome.UNAVAILABLE: "ServerUnavailable",
+    Outcome.TIMEOUT: "CallTimeout",
+    Outcome.CONNECTION_LOST: "ConnectionLost",
+    Outcome.REMOTE_ERROR: "RemoteError",
+    Outcome.TOO_LARGE: "MessageTooLarge",
+    Outcome.INVALID_RESULT: "InvalidResult",
+    Outcome.CANCELLED: "Cancelled",
+}
+
+
+def status_for(outcome: Outcome) -> int:
+    """The HTTP status of a request's answer with this outcome."""
+    return OUTCOME_STATUS[outcome]
+
+
+def outcome_error(outcome: Outcome, message: str, *, server: str | None = None, tool: str | None = None) -> ApiError:
+    """The error for a prompt or resource request that produced no answer."""
+    return ApiError(OUTCOME_STATUS[outcome], OUTCOME_TYPE[outcome], message, server=server, tool=tool)
 
 
 def unauthorized(message: str) -> ApiError:

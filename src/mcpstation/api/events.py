@@ -15,8 +15,9 @@ from typing import Any
 
 import anyio
 
-from mcpstation.api.auth import Principal
 from mcpstation.api.redaction import Redactor
+from mcpstation.config.models import Role
+from mcpstation.pipeline import Caller
 from mcpstation.station import Station
 
 logger = logging.getLogger(__name__)
@@ -45,9 +46,9 @@ class EventStreams:
         for scope in list(self._waiting):
             scope.cancel()
 
-    async def stream(self, principal: Principal) -> AsyncIterator[str]:
+    async def stream(self, caller: Caller) -> AsyncIterator[str]:
         """The SSE text for one client, until it goes away or the app closes."""
-        admin = principal.role == "admin"
+        admin = caller.role is Role.ADMIN
         with self.station.events.subscribe() as events:
             yield f"retry: {RETRY_MS}\n\n"
             snapshot = {"kind": "snapshot", "server": None, "at": 0.0, **self.station.status().to_dict()}

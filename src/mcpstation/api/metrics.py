@@ -1,10 +1,10 @@
-"""Prometheus metrics: a call layer counting calls, errors and latency per server and tool, and
-the text exposition format (0.0.4) rendered by hand; the format is small and stable, and a
-dependency would buy us nothing here.
+"""Prometheus metrics: a pipeline layer counting requests by server, target and typed outcome, with
+latency, and the text exposition format (0.0.4) rendered by hand; the format is small and stable,
+and a dependency would buy us nothing here.
 
 ```python
 metrics = MetricsLayer()
-station.add_call_layer(metrics)
+station.add_layer(metrics)
 text = render_metrics(metrics, station)
 ```
 """
@@ -15,8 +15,11 @@ import bisect
 import time
 from dataclasses import dataclass, field
 
-from mcpstation.calls import CallHandler, CallRequest
-from mcpstation.catalog import ToolResult
+import anyio
+
+from mcpstation.catalog import AnyResult
+from mcpstation.outcomes import Outcome
+from mcpstation.pipeline import Handler, Request, RequestKind
 from mcpstation.station import Station
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -25,16 +28,12 @@ LATENCY_BUCKETS_S: tuple[float, ...] = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 
 @dataclass(slots=True)
 class _ToolStats:
-    ok: int = 0
-    errors: int = 0
+    outcomes: dict[Outcome, int] = field(default_factory=dict)
     sum_s: float = 0.0
     buckets: list[int] = field(default_factory=lambda: [0] * len(LATENCY_BUCKETS_S))
 
-    def observe(self, ok: bool, duration_s: float) -> None:
-        if ok:
-            self.ok += 1
-        else:
-            self.errors += 1
+    def observe(self, outcome: Outcome, duration_s: float) -> None:
+        self.outcomes[outcome] = self.outcomes.get(outcome, 0) + 1
         self.sum_s += duration_s
         index = bisect.bisect_left(LATENCY_BUCKETS_S, duration_s)
         if index < len(self.buckets):
@@ -42,11 +41,15 @@ class _ToolStats:
 
     @property
     def count(self) -> int:
-        return self.ok + self.errors
+        return sum(self.outcomes.values())
+
+    @property
+    def errors(self) -> int:
+        return self.count - self.outcomes.get(Outcome.OK, 0)
 
 
 class MetricsLayer:
-    """A call layer (`station.add_call_layer(layer)`) recording every call by `(server, tool)`.
+    """A pipeline layer (`station.add_layer(layer)`) recording every tool call by `(server, tool)`.
 
     Labels come from resolved catalog entries only, so their number is bounded by the catalog.
     """
@@ -54,17 +57,21 @@ class MetricsLayer:
     def __init__(self) -> None:
         self.calls: dict[tuple[str, str], _ToolStats] = {}
 
-    def __call__(self, handler: CallHandler) -> CallHandler:
-        async def measured(request: CallRequest) -> ToolResult:
+    def __call__(self, handler: Handler) -> Handler:
+        async def measured(request: Request) -> AnyResult:
+            if request.kind is not RequestKind.CALL_TOOL:
+                return await handler(request)
             started = time.perf_counter()
-            ok = False
+            outcome = Outcome.CANCELLED
             try:
                 result = await handler(request)
-                ok = result.ok
+                outcome = result.outcome
                 return result
+            except anyio.get_cancelled_exc_class():
+                raise
             finally:
-                key = (request.entry.server, request.entry.tool)
-                self.calls.setdefault(key, _ToolStats()).observe(ok, time.perf_counter() - started)
+                key = (request.server, request.target)
+                self.calls.setdefault(key, _ToolStats()).observe(outcome, time.perf_counter() - started)
 
         return measured
 
@@ -75,7 +82,7 @@ def render_metrics(metrics: MetricsLayer, station: Station) -> str:
     calls = sorted(metrics.calls.items())
     _family(lines, "mcpstation_tool_calls_total", "counter", "Tool calls by server, tool and outcome.")
     for (server, tool), stats in calls:
-        for outcome, value in (("ok", stats.ok), ("error", stats.errors)):
+        for outcome, value in sorted(stats.outcomes.items()):
             lines.append(_sample("mcpstation_tool_calls_total", value, server=server, tool=tool, outcome=outcome))
     _family(lines, "mcpstation_tool_errors_total", "counter", "Tool calls that failed (ok=false), by server and tool.")
     for (server, tool), stats in calls:

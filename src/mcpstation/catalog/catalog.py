@@ -154,18 +154,20 @@ class Catalog:
         *,
         naming: NamingMode,
         reserved: Iterable[str] = (),
+        owned: Mapping[str, str] | None = None,
         clean: Callable[[str], str] = str,
-        host_tools: Iterable[CatalogTool] = (),
         hidden: Callable[[str, types.Tool], str | None] | None = None,
     ) -> Catalog:
         """Merge listings in config order: the first registration of a name wins.
 
-        `clean` is applied to every description before it can reach an LLM. `host_tools` (the
-        station's own) come first under their fixed names, which no server can take. `hidden`
-        may keep a tool out, with its reason reported like a conflict (tool pinning).
+        `reserved` tool names no server may take; `owned` maps tool names to the one server that
+        may (the station's own tools). `clean` is applied to every description before it can
+        reach an LLM. `hidden` may keep a tool out, with its reason reported like a conflict
+        (tool pinning).
         """
-        tools: dict[str, CatalogTool] = {tool.name: tool for tool in host_tools}
-        reserved_names = frozenset(reserved) | frozenset(tools)
+        owners = owned or {}
+        tools: dict[str, CatalogTool] = {}
+        reserved_names = frozenset(reserved)
         prompts: dict[str, CatalogPrompt] = {}
         resources: dict[str, CatalogResource] = {}
         templates: dict[str, CatalogTemplate] = {}
@@ -184,9 +186,9 @@ class Catalog:
             for tool in listing.tools:
                 if not tool_selected(tool.name, listing.include_tools, listing.exclude_tools):
                     continue
-                name = public_name(naming, server=server, namespace=listing.namespace, name=tool.name)
+                name = public_name(listing.naming or naming, server=server, namespace=listing.namespace, name=tool.name)
                 held = hidden(server, tool) if hidden is not None else None
-                if held is None and name in reserved_names:
+                if held is None and (name in reserved_names or owners.get(name, server) != server):
                     held = "name is reserved for the host"
                 if held is not None:
                     conflicts.append(Conflict("tool", name, server, tool.name, None, held))
@@ -195,7 +197,9 @@ class Catalog:
                 entry = CatalogTool(name, server, tool.name, clean(tool.description or ""), schema, tool)
                 claim(tools, "tool", name, tool.name, entry)
             for prompt in listing.prompts:
-                name = public_name(naming, server=server, namespace=listing.namespace, name=prompt.name)
+                name = public_name(
+                    listing.naming or naming, server=server, namespace=listing.namespace, name=prompt.name
+                )
                 arguments = tuple(prompt.arguments or ())
                 claim(prompts, "prompt", name, prompt.name, CatalogPrompt(
                     name, server, prompt.name, clean(prompt.description or ""), arguments

@@ -34,8 +34,8 @@ def sanitize(name: str) -> str:
 def public_name(mode: NamingMode, *, server: str, namespace: str | None, name: str) -> str:
     """The name a tool or prompt is published under.
 
-    `prefix`: `mcp_{server}_{name}` (seed 000); `namespace`: `{namespace or server}__{name}`
-    (seed 003); `bare`: the server's own name (seed 001).
+    `prefix`: `mcp_{server}_{name}`; `namespace`: `{namespace or server}__{name}`; `bare`: the
+    server's own name.
     """
     if mode == "prefix":
         raw = f"mcp_{server}_{name}"
@@ -44,3 +44,12 @@ def public_name(mode: NamingMode, *, server: str, namespace: str | None, name: s
     else:
         raw = name
     return sanitize(raw)
+
+
+def name_prefix(mode: NamingMode, *, server: str, namespace: str | None) -> str | None:
+    """What every public name of `server`'s entries starts with; None in `bare` mode (nothing does)."""
+    if mode == "prefix":
+        return _UNSAFE.sub("_", f"mcp_{server}_")
+    if mode == "namespace":
+        return _UNSAFE.sub("_", f"{namespace or server}__")
+    return None

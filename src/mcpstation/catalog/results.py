@@ -1,28 +1,32 @@
-"""One result type for every tool call, with a plain-text rendering an LLM can read."""
+"""One result type per request kind, each with a typed `outcome`; tool results render as text for an LLM.
+
+Every request comes back as one of these, successful or not: `outcome` says what happened
+(`Outcome.OK`, `TOOL_ERROR`, `REFUSED`, ...) and `error` says why in words a person or an LLM
+can act on. `raw` is the SDK's own result when the server answered.
+"""
 
 from __future__ import annotations
 
 import base64
 import binascii
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import mcp_types as types
 
+from mcpstation.outcomes import Outcome
+
 ContentBlock = types.TextContent | types.ImageContent | types.AudioContent | types.ResourceLink | types.EmbeddedResource
+ResourceContents = types.TextResourceContents | types.BlobResourceContents
 
 
 @dataclass(frozen=True, slots=True)
 class ToolResult:
-    """What a tool call produced, successful or not.
+    """What a tool call produced, successful or not."""
 
-    `ok` is False for a tool that reported `isError`, an unknown tool, a server that is not
-    connected, a timeout, a lost connection or a policy refusal; `error` then says why in words
-    an LLM can act on. `raw` is the SDK result when the server answered.
-    """
-
-    ok: bool
+    outcome: Outcome
     name: str
     server: str | None
     tool: str | None
@@ -31,6 +35,11 @@ class ToolResult:
     error: str | None = None
     duration_s: float = 0.0
     raw: types.CallToolResult | None = field(default=None, repr=False, compare=False)
+    upstream_error: types.ErrorData | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK
 
     @property
     def text(self) -> str:
@@ -46,6 +55,7 @@ class ToolResult:
         """The JSON shape of `mcpstation call --json` and the HTTP API."""
         return {
             "ok": self.ok,
+            "outcome": str(self.outcome),
             "name": self.name,
             "text": self.text,
             "content": [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in self.content],
@@ -83,10 +93,28 @@ class ToolResult:
 
     @classmethod
     def failure(
-        cls, name: str, error: str, *, server: str | None = None, tool: str | None = None, duration_s: float = 0.0
+        cls,
+        name: str,
+        outcome: Outcome,
+        error: str,
+        *,
+        server: str | None = None,
+        tool: str | None = None,
+        duration_s: float = 0.0,
+        structured: dict[str, Any] | None = None,
+        upstream_error: types.ErrorData | None = None,
     ) -> ToolResult:
-        """A result for a call that never produced a server answer."""
-        return cls(ok=False, name=name, server=server, tool=tool, error=error, duration_s=duration_s)
+        """A result for a call that never produced a usable server answer."""
+        return cls(
+            outcome=outcome,
+            name=name,
+            server=server,
+            tool=tool,
+            error=error,
+            duration_s=duration_s,
+            structured=structured,
+            upstream_error=upstream_error,
+        )
 
     @classmethod
     def from_sdk(cls, raw: types.CallToolResult, *, name: str, server: str, tool: str, duration_s: float) -> ToolResult:
@@ -97,7 +125,7 @@ class ToolResult:
             texts = [b.text for b in content if isinstance(b, types.TextContent)]
             error = "\n".join(texts) or f"tool {tool!r} on server {server!r} reported an error"
         return cls(
-            ok=not raw.is_error,
+            outcome=Outcome.TOOL_ERROR if raw.is_error else Outcome.OK,
             name=name,
             server=server,
             tool=tool,
@@ -107,6 +135,171 @@ class ToolResult:
             duration_s=duration_s,
             raw=raw,
         )
+
+
+@dataclass(frozen=True, slots=True)
+class PromptResult:
+    """What `prompts/get` produced: the prompt's messages, or why there are none."""
+
+    outcome: Outcome
+    name: str
+    server: str | None
+    prompt: str | None
+    description: str | None = None
+    messages: tuple[types.PromptMessage, ...] = ()
+    error: str | None = None
+    duration_s: float = 0.0
+    raw: types.GetPromptResult | None = field(default=None, repr=False, compare=False)
+    upstream_error: types.ErrorData | None = field(default=None, repr=False, compare=False)  # the server's own
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK
+
+    @classmethod
+    def from_sdk(
+        cls, raw: types.GetPromptResult, *, name: str, server: str, prompt: str, duration_s: float
+    ) -> PromptResult:
+        return cls(
+            outcome=Outcome.OK,
+            name=name,
+            server=server,
+            prompt=prompt,
+            description=raw.description,
+            messages=tuple(raw.messages),
+            duration_s=duration_s,
+            raw=raw,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "outcome": str(self.outcome),
+            "name": self.name,
+            "server": self.server,
+            "prompt": self.prompt,
+            "description": self.description,
+            "messages": [m.model_dump(mode="json", by_alias=True, exclude_none=True) for m in self.messages],
+            "duration_s": round(self.duration_s, 6),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceResult:
+    """What `resources/read` produced: the resource's contents, or why there are none."""
+
+    outcome: Outcome
+    uri: str
+    server: str | None
+    contents: tuple[ResourceContents, ...] = ()
+    error: str | None = None
+    duration_s: float = 0.0
+    raw: types.ReadResourceResult | None = field(default=None, repr=False, compare=False)
+    upstream_error: types.ErrorData | None = field(default=None, repr=False, compare=False)  # the server's own
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK
+
+    @property
+    def name(self) -> str:
+        return self.uri
+
+    @classmethod
+    def from_sdk(cls, raw: types.ReadResourceResult, *, uri: str, server: str, duration_s: float) -> ResourceResult:
+        return cls(
+            outcome=Outcome.OK, uri=uri, server=server, contents=tuple(raw.contents), duration_s=duration_s, raw=raw
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "outcome": str(self.outcome),
+            "uri": self.uri,
+            "server": self.server,
+            "contents": [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in self.contents],
+            "duration_s": round(self.duration_s, 6),
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionResult:
+    """What `completion/complete` produced: suggested values for one argument."""
+
+    outcome: Outcome
+    name: str
+    server: str | None
+    values: tuple[str, ...] = ()
+    total: int | None = None
+    has_more: bool | None = None
+    error: str | None = None
+    duration_s: float = 0.0
+    raw: types.CompleteResult | None = field(default=None, repr=False, compare=False)
+    upstream_error: types.ErrorData | None = field(default=None, repr=False, compare=False)  # the server's own
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK
+
+    @classmethod
+    def from_sdk(cls, raw: types.CompleteResult, *, name: str, server: str, duration_s: float) -> CompletionResult:
+        completion = raw.completion
+        return cls(
+            outcome=Outcome.OK,
+            name=name,
+            server=server,
+            values=tuple(completion.values),
+            total=completion.total,
+            has_more=completion.has_more,
+            duration_s=duration_s,
+            raw=raw,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "outcome": str(self.outcome),
+            "name": self.name,
+            "server": self.server,
+            "values": list(self.values),
+            "total": self.total,
+            "has_more": self.has_more,
+            "error": self.error,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionResult:
+    """What `resources/subscribe` or `resources/unsubscribe` produced."""
+
+    outcome: Outcome
+    uri: str
+    server: str | None
+    error: str | None = None
+    duration_s: float = 0.0
+    upstream_error: types.ErrorData | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome is Outcome.OK
+
+    @property
+    def name(self) -> str:
+        return self.uri
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ok": self.ok,
+            "outcome": str(self.outcome),
+            "uri": self.uri,
+            "server": self.server,
+            "error": self.error,
+        }
+
+
+AnyResult = ToolResult | PromptResult | ResourceResult | CompletionResult | SubscriptionResult
 
 
 def render_block(block: ContentBlock) -> str:
@@ -128,7 +321,7 @@ def render_block(block: ContentBlock) -> str:
     return f"[resource <{resource.uri}>: {mime}, {_human_size(_decoded_size(resource.blob))}]"
 
 
-def content_size(content: tuple[ContentBlock, ...] | list[ContentBlock]) -> int:
+def content_size(content: Sequence[ContentBlock]) -> int:
     """Bytes the content occupies as sent: text in UTF-8, binary as its base64 text."""
     total = 0
     for block in content:
@@ -142,6 +335,13 @@ def content_size(content: tuple[ContentBlock, ...] | list[ContentBlock]) -> int:
         else:
             total += len(block.uri) + len(block.name) + len(block.description or "")
     return total
+
+
+def resource_contents_size(contents: Sequence[ResourceContents]) -> int:
+    """Bytes of resource contents as sent: text in UTF-8, blobs as their base64 text."""
+    return sum(
+        len(item.text.encode()) if isinstance(item, types.TextResourceContents) else len(item.blob) for item in contents
+    )
 
 
 def cut_middle(text: str, budget: int, max_bytes: int) -> str:

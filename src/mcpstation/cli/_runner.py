@@ -23,7 +23,11 @@ from mcpstation.config.loader import default_config, load_config, resolve_config
 from mcpstation.config.models import StationConfig
 from mcpstation.errors import StationError, UsageError
 from mcpstation.host import Host, TerminalElicitor
+from mcpstation.outcomes import Outcome
+from mcpstation.pipeline import Caller
+from mcpstation.roster import Origin
 from mcpstation.station import Station
+from mcpstation.status import ServerState
 from mcpstation.store import Store
 
 logger = logging.getLogger("mcpstation.cli")
@@ -32,6 +36,21 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_NO_SERVER = 3
 EXIT_CALL_FAILED = 4
+
+# The exit code of a request's outcome: 3 when its server is not there to answer, 4 when it answered no.
+OUTCOME_EXIT: dict[Outcome, int] = {
+    Outcome.OK: EXIT_OK,
+    Outcome.TOOL_ERROR: EXIT_CALL_FAILED,
+    Outcome.REFUSED: EXIT_CALL_FAILED,
+    Outcome.NOT_FOUND: EXIT_CALL_FAILED,
+    Outcome.UNAVAILABLE: EXIT_NO_SERVER,
+    Outcome.TIMEOUT: EXIT_CALL_FAILED,
+    Outcome.CONNECTION_LOST: EXIT_NO_SERVER,
+    Outcome.REMOTE_ERROR: EXIT_CALL_FAILED,
+    Outcome.TOO_LARGE: EXIT_CALL_FAILED,
+    Outcome.INVALID_RESULT: EXIT_CALL_FAILED,
+    Outcome.CANCELLED: EXIT_CALL_FAILED,
+}
 LIVE_REFRESH_S = 0.5  # how often `up` redraws its table
 WATCH_POLL_S = 1.0  # how often `up --watch` looks at the config file's modification time
 
@@ -86,8 +105,8 @@ def _run(body: Callable[[Station], Awaitable[T]], *, require_server: bool = True
     async def main() -> T:
         async with open_station() as station:
             status = station.status()
-            enabled = [s for s in status.servers if s.state not in ("DISABLED", "SHADOWED", "PENDING", "REFUSED")]
-            if require_server and enabled and not any(s.state == "READY" for s in enabled):
+            enabled = [s for s in status.servers if not s.state.is_held and s.origin is not Origin.HOST]
+            if require_server and enabled and not any(s.state is ServerState.READY for s in enabled):
                 for s in enabled:
                     err.print(f"server {s.name!r}: {s.state}: {s.error or 'not ready'}", style="red", markup=False)
                 err.print("no server reachable", style="bold red")
@@ -125,6 +144,10 @@ def _run_main(main: Callable[[], Awaitable[T]]) -> T:
         raise typer.Exit(exc.exit_code) from None
     except _Exit as exc:
         raise typer.Exit(exc.code) from None
+
+
+CLI_CALLER = Caller.cli()
+"""Who every request from this command line runs as: the person at the terminal."""
 
 
 def _emit_json(data: Any) -> None:

@@ -9,7 +9,7 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any
@@ -20,14 +20,24 @@ from rich.console import Group
 from rich.live import Live
 from rich.progress import BarColumn, Progress, TextColumn
 
-from mcpstation.api import DEFAULT_API_HOST, DEFAULT_API_PORT, ApiServer, bind_socket, bound_port, build_app, check_bind
+from mcpstation.api import (
+    DEFAULT_API_HOST,
+    DEFAULT_API_PORT,
+    LOCAL_DEV_WARNING,
+    ApiServer,
+    bind_socket,
+    bound_port,
+    build_app,
+    check_bind,
+)
 from mcpstation.api.serve import SHUTDOWN_GRACE_S
-from mcpstation.catalog import ToolResult, render_block
+from mcpstation.catalog import PromptResult, ResourceResult, ToolResult, render_block
 from mcpstation.cli import _render
 from mcpstation.cli._runner import (
+    CLI_CALLER,
     EXIT_CALL_FAILED,
+    OUTCOME_EXIT,
     JsonOption,
-    T,
     _configure_logging,
     _emit_json,
     _Exit,
@@ -47,9 +57,10 @@ from mcpstation.cli.gateway import gateway_app
 from mcpstation.cli.policy import policy_app
 from mcpstation.cli.servers import servers_app
 from mcpstation.config.loader import load_config, resolve_config_path
-from mcpstation.errors import CallError, ServerError, StationError
+from mcpstation.errors import StationError
 from mcpstation.gateway import GatewayRelay
 from mcpstation.host import Host, TerminalElicitor
+from mcpstation.outcomes import Outcome
 from mcpstation.station import Station
 
 LIVE_REFRESH_S = 0.5  # how often `up` redraws its table
@@ -181,10 +192,7 @@ async def _serve_http(server: ApiServer, sock: socket.socket, done: anyio.Event)
 
 async def _announce_http(station: Station, host: str, port: int) -> None:
     if station.store is not None and not await station.store.list_tokens():
-        logger.warning(
-            "no API token exists: local-dev mode, the API answers anyone on this machine without one. "
-            "Create a token (`mcpstation token create --role admin --name NAME`) before binding to another address."
-        )
+        logger.warning(LOCAL_DEV_WARNING, "the API and the gateway")
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
     logger.info("serving the console at %s/ , the API at %s/api/ and the gateway at %s/mcp", base, base, base)
@@ -345,10 +353,11 @@ def call(
     """Call one tool and print its result; exit 4 when the call fails."""
     _configure_logging(logging.WARNING)
 
+    arguments = _parse_args_json(args, what=tool)
+
     async def body(station: Station) -> ToolResult:
-        arguments = _parse_args_json(args, what=tool)
         if _wants_json(json_output) or not err.is_terminal:
-            return await station.call_tool(tool, arguments, timeout_s=timeout)
+            return await station.requests.call_tool(tool, arguments, caller=CLI_CALLER, timeout_s=timeout)
         with Progress(
             TextColumn("{task.description}"),
             BarColumn(),
@@ -361,7 +370,9 @@ def call(
             async def on_progress(progress: float, total: float | None, message: str | None) -> None:
                 bar.update(task, completed=progress, total=total, note=message or "")
 
-            return await station.call_tool(tool, arguments, timeout_s=timeout, progress=on_progress)
+            return await station.requests.call_tool(
+                tool, arguments, caller=CLI_CALLER, timeout_s=timeout, progress=on_progress
+            )
 
     result = _run(body)
     if _wants_json(json_output):
@@ -369,7 +380,7 @@ def call(
     else:
         out.print(_render.result_text(result))
     if not result.ok:
-        raise typer.Exit(EXIT_CALL_FAILED)
+        raise typer.Exit(OUTCOME_EXIT[result.outcome])
 
 
 @prompt_app.command("get")
@@ -381,13 +392,15 @@ def prompt_get(
     """Get one prompt, filled with its arguments."""
     _configure_logging(logging.WARNING)
 
-    async def body(station: Station) -> Any:
-        arguments = {k: str(v) for k, v in _parse_args_json(args, what=name).items()}
-        return await station.get_prompt(name, arguments)
+    arguments = {k: str(v) for k, v in _parse_args_json(args, what=name).items()}
 
-    result = _run_call(body)
-    if _wants_json(json_output):
-        _emit_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+    async def body(station: Station) -> PromptResult:
+        return await station.requests.get_prompt(name, arguments, caller=CLI_CALLER)
+
+    result = _run(body)
+    _exit_unless_ok(result)
+    if _wants_json(json_output) and result.raw is not None:
+        _emit_json(result.raw.model_dump(mode="json", by_alias=True, exclude_none=True))
         return
     for message in result.messages:
         out.print(f"[bold]{message.role}[/bold]:")
@@ -402,12 +415,13 @@ def resource_read(
     """Read one resource, routed to the server that offers it."""
     _configure_logging(logging.WARNING)
 
-    async def body(station: Station) -> Any:
-        return await station.read_resource(uri)
+    async def body(station: Station) -> ResourceResult:
+        return await station.requests.read_resource(uri, caller=CLI_CALLER)
 
-    result = _run_call(body)
-    if _wants_json(json_output):
-        _emit_json(result.model_dump(mode="json", by_alias=True, exclude_none=True))
+    result = _run(body)
+    _exit_unless_ok(result)
+    if _wants_json(json_output) and result.raw is not None:
+        _emit_json(result.raw.model_dump(mode="json", by_alias=True, exclude_none=True))
         return
     for contents in result.contents:
         text = getattr(contents, "text", None)
@@ -419,17 +433,14 @@ def resource_read(
             )
 
 
-def _run_call(body: Callable[[Station], Awaitable[T]]) -> T:
-    """Like `_run`, but a failed prompt or resource call exits 4 rather than with the error's own code."""
+def _exit_unless_ok(result: PromptResult | ResourceResult) -> None:
+    """A prompt or resource request that produced no answer: say why, exit by its outcome."""
+    if not result.ok:
+        err.print(f"{OUTCOME_TYPE_NAMES[result.outcome]}: {result.error}", style="red", markup=False)
+        raise typer.Exit(OUTCOME_EXIT[result.outcome])
 
-    async def guarded(station: Station) -> T:
-        try:
-            return await body(station)
-        except (CallError, ServerError) as exc:
-            err.print(f"{type(exc).__name__}: {exc}", style="red", markup=False)
-            raise _Exit(EXIT_CALL_FAILED) from None
 
-    return _run(guarded)
+OUTCOME_TYPE_NAMES: dict[Outcome, str] = {outcome: outcome.name.replace("_", " ").lower() for outcome in Outcome}
 
 
 def main() -> None:

@@ -3,26 +3,32 @@
     mcpstation gateway --stdio                    # an MCP server on stdin/stdout
     mcpstation gateway [--host 127.0.0.1] [--port 8766]   # streamable HTTP at http://HOST:PORT/mcp
 
-With `--stdio`, stdout carries the protocol only; logs go to stderr. Upstream servers' questions
-(sampling, elicitation, roots) go to the downstream client during its calls, else to `[host]`.
+Over HTTP every request needs a bearer token (`mcpstation token create`) and runs as its caller,
+exactly as under `mcpstation up`; a non-loopback bind without any token is refused, and loopback
+without any token is the local-dev mode (a warning says so). Over stdio the client is the local
+user. With `--stdio`, stdout carries the protocol only; logs go to stderr. Upstream servers'
+questions (sampling, elicitation, roots) go to the downstream client during its calls, else to
+`[host]`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import signal
 from typing import Annotated
 
+import anyio
 import typer
-import uvicorn
 
 from mcpstation.cli._runner import _configure_logging, _globals, _load, _run_main, err, open_store
 from mcpstation.errors import StationError
-from mcpstation.gateway import DEFAULT_HOST, DEFAULT_PORT, GATEWAY_PATH, GatewayRelay, gateway_asgi_app, serve_stdio
-from mcpstation.host import Host
-from mcpstation.station import Station
 
 logger = logging.getLogger("mcpstation.cli.gateway")
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8766
+HTTP_STOP_TIMEOUT_S = 5.0  # bound on the HTTP server's graceful stop before it is cancelled
 
 gateway_app = typer.Typer(
     help="Serve the whole catalog as one MCP server (stdio or streamable HTTP).",
@@ -36,6 +42,10 @@ def gateway(
     stdio: Annotated[bool, typer.Option("--stdio", help="Serve on stdin/stdout instead of HTTP.")] = False,
     host: Annotated[str, typer.Option("--host", help="HTTP bind address.")] = DEFAULT_HOST,
     port: Annotated[int, typer.Option("--port", help="HTTP port (0 picks a free one).")] = DEFAULT_PORT,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option("--allow-host", help="Another Host header to accept (name:port or name:*); repeatable."),
+    ] = None,
     json_response: Annotated[bool, typer.Option("--json-response", help="Answer POSTs with JSON, not SSE.")] = False,
     stateless: Annotated[bool, typer.Option("--stateless", help="No HTTP sessions (no server push).")] = False,
     config: Annotated[
@@ -43,6 +53,11 @@ def gateway(
     ] = None,
 ) -> None:
     """Start the station and serve it as an MCP server until stdin closes (stdio) or Ctrl-C."""
+    from mcpstation.api import LOCAL_DEV_WARNING, ApiServer, bind_socket, bound_port, build_gateway_app, check_bind
+    from mcpstation.gateway import GATEWAY_PATH, GatewayRelay, serve_stdio
+    from mcpstation.host import Host
+    from mcpstation.station import Station
+
     if config is not None:
         _globals.config_path = config
     _configure_logging(logging.INFO if not stdio else logging.WARNING)
@@ -55,14 +70,51 @@ def gateway(
     async def main() -> None:
         async with await open_store(station_config) as store:
             relay = GatewayRelay(fallback=Host.from_config(station_config, store=store))
-            async with Station(station_config, store=store, hooks=relay) as station:
-                if stdio:
+            if stdio:
+                async with Station(station_config, store=store, hooks=relay) as station:
                     await serve_stdio(station, relay=relay)
-                    return
-                app = gateway_asgi_app(station, json_response=json_response, stateless=stateless, relay=relay)
-                config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on")
-                logger.info("gateway serving %d tools at http://%s:%d%s", len(station.tools), host, port, GATEWAY_PATH)
-                await uvicorn.Server(config).serve()
+                return
+            await check_bind(store, host, what="the gateway")
+            sock = bind_socket(host, port)
+            try:
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async with Station(station_config, store=store, hooks=relay) as station:
+                        bound = bound_port(sock)
+                        app = build_gateway_app(
+                            station,
+                            host=host,
+                            port=bound,
+                            allowed_hosts=allow_host or (),
+                            json_response=json_response,
+                            stateless=stateless,
+                            relay=relay,
+                        )
+                        if not await store.list_tokens():
+                            logger.warning(LOCAL_DEV_WARNING, "the gateway")
+                        shown = f"[{host}]" if ":" in host else host
+                        logger.info(
+                            "gateway serving %d tools at http://%s:%d%s", len(station.tools), shown, bound, GATEWAY_PATH
+                        )
+                        server = ApiServer(app)
+                        http_done = anyio.Event()
+
+                        async def serve_http() -> None:
+                            try:
+                                await server.serve(sockets=[sock])
+                            finally:
+                                http_done.set()
+
+                        async with anyio.create_task_group() as tg:
+                            tg.start_soon(serve_http)
+                            async for signum in signals:
+                                logger.info("received %s; stopping", signal.Signals(signum).name)
+                                break
+                            server.should_exit = True
+                            with anyio.move_on_after(HTTP_STOP_TIMEOUT_S):
+                                await http_done.wait()
+                            tg.cancel_scope.cancel()
+            finally:
+                sock.close()
 
     with contextlib.suppress(KeyboardInterrupt):
         _run_main(main)

@@ -105,4 +105,4 @@ def _log_presets(config: StationConfig) -> None:
     presets = config.presets
     on = [name for name, enabled in (("fetch", presets.fetch_enabled), ("exa", presets.exa_enabled)) if enabled]
     if on:
-        logger.info("presets %s are configured but not yet started by this release", ", ".join(on))
+        logger.info("presets enabled: %s", ", ".join(on))

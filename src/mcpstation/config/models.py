@@ -6,15 +6,45 @@ are `SecretStr` so `repr`, logs and `--json` output never show them.
 
 from __future__ import annotations
 
+import enum
 import ipaddress
 from typing import Annotated, Any, Literal, Self
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, SecretStr, Tag, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    SecretStr,
+    Tag,
+    TypeAdapter,
+    field_validator,
+    model_validator,
+)
+
+from mcpstation.config.presets import preset_servers
 
 NamingMode = Literal["prefix", "namespace", "bare"]
-Role = Literal["user", "admin"]
-ROLE_RANK: dict[str, int] = {"user": 1, "admin": 2}
+
+
+class Role(enum.StrEnum):
+    """What a caller may see and do: `user` lists and calls what its role reaches, `admin` everything."""
+
+    USER = "user"
+    ADMIN = "admin"
+
+    @property
+    def rank(self) -> int:
+        return _ROLE_RANKS[self]
+
+    def reaches(self, required: Role) -> bool:
+        """Whether this role is at least `required`."""
+        return self.rank >= required.rank
+
+
+_ROLE_RANKS: dict[Role, int] = {Role.USER: 1, Role.ADMIN: 2}
+
 LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 ProtocolChoice = str  # "auto", "legacy" or a released protocol version
 PROTOCOL_CHOICES: tuple[str, ...] = ("auto", "legacy", *HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
@@ -44,7 +74,7 @@ class _ServerBase(_Frozen):
     call_timeout_s: float | None = Field(default=None, gt=0, description="Overrides the station default.")
     protocol: ProtocolChoice = Field(default="auto", description="'auto', 'legacy' or a version to pin.")
     max_result_bytes: int | None = Field(default=None, ge=1024, description="Overrides the station default.")
-    min_role: Role = Field(default="user", description="The lowest caller role that sees this server's tools.")
+    min_role: Role = Field(default=Role.USER, description="The lowest caller role that sees this server's tools.")
     tool_roles: dict[str, Role] = Field(
         default_factory=dict, description="Tool-name glob -> minimum role, for single tools."
     )
@@ -52,6 +82,11 @@ class _ServerBase(_Frozen):
     elicitation_form: bool | None = Field(default=None, description="Form elicitation here; None follows [host].")
     elicitation_url: bool | None = Field(default=None, description="URL elicitation here; None follows [host].")
     log_level: LogLevel | None = Field(default=None, description="Least severe server log message to receive.")
+    url_guard: bool | None = Field(
+        default=None,
+        description="Judge URL arguments of every request with the URL guard; unset: on for fetch servers.",
+    )
+    naming: NamingMode | None = Field(default=None, description="This server's naming mode; unset: [station].")
 
     @field_validator("protocol")
     @classmethod
@@ -182,31 +217,66 @@ class WebSocketServerSpec(_RemoteBase):
     transport: Literal["websocket"] = "websocket"
 
 
+class InProcessServerSpec(_ServerBase):
+    """A server object in this process (an SDK `Server` or `MCPServer`), reached over the SDK's memory
+    transport: the station's own management tools, and the in-memory test tier. Only Python builds one."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, arbitrary_types_allowed=True)
+
+    transport: Literal["inprocess"] = "inprocess"
+    server: Any = Field(exclude=True, repr=False, description="The mcp.server `Server` or `MCPServer` to run.")
+
+    @property
+    def target(self) -> str:
+        return f"in-process {type(self.server).__name__}"
+
+
 TRANSPORT_ALIASES: dict[str, str] = {"http": "streamable_http", "streamable-http": "streamable_http", "ws": "websocket"}
 
 
 def _transport_tag(value: Any) -> str | None:
+    if isinstance(value, InProcessServerSpec):
+        return "inprocess"
     if isinstance(value, dict):
         raw = value.get("transport", "stdio")
     else:
         raw = getattr(value, "transport", None)
-    if not isinstance(raw, str):
+    if not isinstance(raw, str) or raw == "inprocess":  # only Python builds in-process servers
         return None
     return TRANSPORT_ALIASES.get(raw, raw)
 
+
+_TRANSPORT_DISCRIMINATOR = Discriminator(
+    _transport_tag,
+    custom_error_type="invalid_transport",
+    custom_error_message="expected transport 'stdio', 'streamable_http' (or 'http'), 'sse' or 'websocket'",
+)
 
 ServerSpec = Annotated[
     Annotated[StdioServerSpec, Tag("stdio")]
     | Annotated[StreamableHttpServerSpec, Tag("streamable_http")]
     | Annotated[SseServerSpec, Tag("sse")]
     | Annotated[WebSocketServerSpec, Tag("websocket")],
-    Discriminator(
-        _transport_tag,
-        custom_error_type="invalid_transport",
-        custom_error_message="expected transport 'stdio', 'streamable_http' (or 'http'), 'sse' or 'websocket'",
-    ),
+    _TRANSPORT_DISCRIMINATOR,
 ]
-"""One configured server; the `transport` key picks the variant."""
+"""One server a file, the store or a request can describe; the `transport` key picks the variant."""
+
+StationServerSpec = Annotated[
+    Annotated[StdioServerSpec, Tag("stdio")]
+    | Annotated[StreamableHttpServerSpec, Tag("streamable_http")]
+    | Annotated[SseServerSpec, Tag("sse")]
+    | Annotated[WebSocketServerSpec, Tag("websocket")]
+    | Annotated[InProcessServerSpec, Tag("inprocess")],
+    _TRANSPORT_DISCRIMINATOR,
+]
+"""A `ServerSpec`, or a server object in this process (only Python builds those)."""
+
+_STATION_SPEC: TypeAdapter[AnyServerSpec] = TypeAdapter(StationServerSpec)
+
+AnyServerSpec = StdioServerSpec | StreamableHttpServerSpec | SseServerSpec | WebSocketServerSpec | InProcessServerSpec
+"""A validated `StationServerSpec`, as a plain union for annotations."""
+
+RemoteServerSpec = StreamableHttpServerSpec | SseServerSpec | WebSocketServerSpec
 
 TRANSPORTS: tuple[str, ...] = ("stdio", "streamable_http", "sse", "websocket")
 
@@ -333,15 +403,24 @@ class StationConfig(_Frozen):
 
     enabled: bool = Field(default=True, description="When false the station starts no server.")
     station: StationSettings = Field(default_factory=StationSettings)
-    servers: tuple[ServerSpec, ...] = ()
+    servers: tuple[StationServerSpec, ...] = ()
     host: HostSettings = Field(default_factory=HostSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     presets: PresetSettings = Field(default_factory=PresetSettings)
     source: str | None = Field(default=None, description="The file this came from, for messages.")
 
+    @model_validator(mode="after")
+    def _presets_made_explicit(self) -> StationConfig:
+        # The enabled presets become ordinary entries of `servers` (first), so what a station runs
+        # is what its config says. Idempotent: a preset whose name is taken is not added again.
+        presets = [_STATION_SPEC.validate_python(entry) for entry in preset_servers(self)]
+        if presets:
+            object.__setattr__(self, "servers", (*presets, *self.servers))
+        return self
+
     @field_validator("servers")
     @classmethod
-    def _unique_names(cls, servers: tuple[ServerSpec, ...]) -> tuple[ServerSpec, ...]:
+    def _unique_names(cls, servers: tuple[AnyServerSpec, ...]) -> tuple[AnyServerSpec, ...]:
         seen: set[str] = set()
         for spec in servers:
             if spec.name == "mcpstation":
@@ -351,7 +430,7 @@ class StationConfig(_Frozen):
             seen.add(spec.name)
         return servers
 
-    def server(self, name: str) -> ServerSpec:
+    def server(self, name: str) -> AnyServerSpec:
         for spec in self.servers:
             if spec.name == name:
                 return spec

@@ -1,8 +1,9 @@
 """Built-in servers: `fetch` (web pages, behind the URL guard) and `exa` (web search), switched by `[presets]`.
 
-`resolve_presets` puts the enabled presets first and the user's servers after them. A user server
-with a preset's name, or with the same URL as a remote preset, replaces that preset.
-`fetch_guard_targets` names the servers whose `url`/`uri` arguments must pass the URL guard.
+`preset_servers` gives the enabled presets as config entries, which `StationConfig` validates and
+puts first, so a validated config names every server it runs. A user server with a preset's name,
+or with the same URL as a remote preset, replaces that preset. `needs_url_guard` says which
+servers' requests the URL guard judges. (The models import this module, not the other way round.)
 """
 
 from __future__ import annotations
@@ -13,14 +14,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import SecretStr
+from typing import TYPE_CHECKING, Any
 
-from mcpstation.config.models import (
-    ServerSpec,
-    StationConfig,
-    StdioServerSpec,
-    StreamableHttpServerSpec,
-)
+if TYPE_CHECKING:
+    from mcpstation.config.models import AnyServerSpec, StationConfig
 
 FETCH_PRESET = "fetch"
 EXA_PRESET = "exa"
@@ -31,13 +28,13 @@ OWN_FETCH_MODULE = "mcpstation.servers.fetch"
 PYPI_FETCH_MODULE = "mcp_server_fetch"
 FETCH_MODULES = frozenset({OWN_FETCH_MODULE, PYPI_FETCH_MODULE})
 FETCH_PACKAGE = "mcp-server-fetch"  # the PyPI package and its console script
-# A browser UA: a bot UA gets challenge pages instead of content on many sites (seed 000).
+# A browser UA: a bot UA gets challenge pages instead of content on many sites.
 DEFAULT_FETCH_USER_AGENT = (
     "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36"
 )
 
 
-def fetch_preset(config: StationConfig) -> StdioServerSpec:
+def fetch_preset(config: StationConfig) -> dict[str, Any]:
     """The `fetch` preset: our guarded server (default) or mcp-server-fetch, run by this interpreter."""
     presets, policy = config.presets, config.policy
     user_agent = DEFAULT_FETCH_USER_AGENT if presets.fetch_user_agent is None else presets.fetch_user_agent
@@ -59,19 +56,14 @@ def fetch_preset(config: StationConfig) -> StdioServerSpec:
             args += ["--allow-cidr", cidr]
         if not policy.fetch_block_internal:
             args.append("--allow-internal")
-    return StdioServerSpec(
-        name=FETCH_PRESET,
-        command=sys.executable,
-        args=tuple(args),
-        env={"PYTHONIOENCODING": SecretStr("utf-8")},
-    )
+    return {"name": FETCH_PRESET, "command": sys.executable, "args": args, "env": {"PYTHONIOENCODING": "utf-8"}}
 
 
-def exa_preset(environ: Mapping[str, str] | None = None) -> StreamableHttpServerSpec:
+def exa_preset(environ: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The `exa` preset: remote web search over streamable HTTP, keyed by `$EXA_API_KEY` when set."""
     key = (os.environ if environ is None else environ).get(EXA_API_KEY_ENV, "").strip()
-    headers = {EXA_API_KEY_HEADER: SecretStr(key)} if key else {}
-    return StreamableHttpServerSpec(name=EXA_PRESET, url=EXA_URL, headers=headers)
+    headers = {EXA_API_KEY_HEADER: key} if key else {}
+    return {"name": EXA_PRESET, "transport": "streamable_http", "url": EXA_URL, "headers": headers}
 
 
 def _same_url(a: str, b: str) -> bool:
@@ -83,23 +75,22 @@ def _same_url(a: str, b: str) -> bool:
     return canonical(a) == canonical(b)
 
 
-def resolve_presets(config: StationConfig, *, environ: Mapping[str, str] | None = None) -> StationConfig:
-    """`config` with the enabled presets first in `servers`, then the user's servers.
+def preset_servers(config: StationConfig, *, environ: Mapping[str, str] | None = None) -> list[dict[str, Any]]:
+    """The enabled presets that `config.servers` does not have yet, to put first, as config entries.
 
     A preset is left out when a user server has its name, or (for `exa`) its URL; the user's
     server then stands in for it. `environ` (default `os.environ`) supplies `EXA_API_KEY`.
+    `StationConfig` adds these at validation, so every config has its presets explicit.
     """
     user = config.servers
     names = {spec.name for spec in user}
-    urls = [spec.url for spec in user if spec.transport != "stdio"]
-    presets: list[ServerSpec] = []
+    urls = [url for spec in user if isinstance(url := getattr(spec, "url", None), str)]
+    presets: list[dict[str, Any]] = []
     if config.presets.fetch_enabled and FETCH_PRESET not in names:
         presets.append(fetch_preset(config))
     if config.presets.exa_enabled and EXA_PRESET not in names and not any(_same_url(EXA_URL, u) for u in urls):
         presets.append(exa_preset(environ))
-    if not presets:
-        return config
-    return config.model_copy(update={"servers": (*presets, *user)})
+    return presets
 
 
 def _module_of(args: Sequence[str]) -> str | None:
@@ -111,20 +102,29 @@ def _module_of(args: Sequence[str]) -> str | None:
     return None
 
 
-def runs_fetch_server(spec: ServerSpec) -> bool:
+def runs_fetch_server(spec: AnyServerSpec) -> bool:
     """True for a stdio server running mcp-server-fetch or our fetch server, however launched."""
-    if not isinstance(spec, StdioServerSpec):
+    command, args = getattr(spec, "command", None), getattr(spec, "args", ())
+    if spec.transport != "stdio" or not isinstance(command, str):
         return False
-    if _module_of(spec.args) in FETCH_MODULES:
+    if _module_of(args) in FETCH_MODULES:
         return True
-    program = PurePath(spec.command).name.lower().removesuffix(".exe")
+    program = PurePath(command).name.lower().removesuffix(".exe")
     if program == FETCH_PACKAGE:
         return True
-    launched = [PurePath(arg).name.lower() for arg in spec.args if not arg.startswith("-")]
+    launched = [PurePath(arg).name.lower() for arg in args if not arg.startswith("-")]
     packages = {arg.split("==")[0].split("@")[0] for arg in launched}
     return program in {"uvx", "pipx", "uv"} and FETCH_PACKAGE in packages
 
 
+def needs_url_guard(spec: AnyServerSpec) -> bool:
+    """Whether the URL guard judges the arguments of every request to `spec`: its `url_guard`
+    setting, else on for the fetch servers we recognise."""
+    if spec.url_guard is not None:
+        return spec.url_guard
+    return runs_fetch_server(spec)
+
+
 def fetch_guard_targets(config: StationConfig) -> set[str]:
-    """Names of the servers whose `url`/`uri` tool arguments must pass the URL guard."""
-    return {spec.name for spec in config.servers if runs_fetch_server(spec)}
+    """Names of the servers whose requests' URL arguments must pass the URL guard."""
+    return {spec.name for spec in config.servers if needs_url_guard(spec)}

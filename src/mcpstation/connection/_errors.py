@@ -5,12 +5,31 @@ from __future__ import annotations
 import errno
 from collections.abc import Iterator
 from contextlib import contextmanager
+from types import CodeType
 
+import anyio
 import httpx2
 import mcp_types as types
+import pydantic
+from mcp.client import ClientSession
+from mcp.client._input_required import InputRequiredRoundsExceededError
+from mcp.client.extension import UnexpectedClaimedResult
 from mcp.shared.exceptions import MCPError
 
-from mcpstation.errors import CallTimeout, ConnectionLost, RemoteError, StationError
+from mcpstation.errors import (
+    CallError,
+    CallTimeout,
+    ConnectionLost,
+    InvalidResult,
+    MessageTooLarge,
+    RemoteError,
+    ServerError,
+    StationError,
+)
+
+MESSAGE_TOO_LARGE = -32090
+"""Our transports answer a request with this JSON-RPC error code when its answer is over the size cap
+(an implementation-defined server-error code, so it cannot be mistaken for a spec-defined one)."""
 
 
 def leaf_errors(exc: BaseException) -> list[BaseException]:
@@ -60,40 +79,88 @@ def is_session_gone(exc: MCPError) -> bool:
     return exc.code == types.INVALID_REQUEST and ("session not found" in message or "session terminated" in message)
 
 
+def _raised_by(exc: BaseException, functions: frozenset[CodeType]) -> bool:
+    """Whether `exc` was raised inside one of `functions` (its innermost frames are checked)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code in functions:
+            return True
+        tb = tb.tb_next
+    return False
+
+
+# Where the SDK checks a tool's structured output against its `outputSchema`: a RuntimeError from
+# here means the server's answer broke its own contract. Any other RuntimeError is not ours to name.
+_OUTPUT_VALIDATION: frozenset[CodeType] = frozenset(
+    {ClientSession.validate_tool_result.__code__, ClientSession._output_schema_validator.__code__}
+)
+
+
 @contextmanager
 def translate_call_errors(*, server: str, tool: str, timeout_s: float | None) -> Iterator[None]:
-    """Map what the SDK raises from a request to `CallError`/`ServerError` subclasses."""
+    """Map what the SDK and transports raise from a request to named `CallError`/`ServerError`s.
+
+    Every exception a request can raise is named here (a test enumerates the SDK's and fails
+    when it grows one this does not map); anything else is a programming error and propagates.
+    """
     try:
         yield
     except MCPError as exc:
-        if exc.code == types.REQUEST_TIMEOUT:
-            raise CallTimeout(
-                f"{tool!r} on server {server!r} did not answer within {timeout_s} s; the request was cancelled",
-                tool=tool,
-                server=server,
-            ) from exc
-        if exc.code == types.CONNECTION_CLOSED or is_session_gone(exc):
-            raise ConnectionLost(
-                f"connection lost: server {server!r} went away while {tool!r} was running; the call was not retried",
-                server=server,
-            ) from exc
-        raise RemoteError(
-            f"server {server!r} answered {tool!r} with error {exc.code}: {exc.error.message}",
-            tool=tool,
-            server=server,
-            code=exc.code,
-        ) from exc
+        raise _from_mcp_error(exc, server=server, tool=tool, timeout_s=timeout_s) from exc
     except TimeoutError as exc:
         raise CallTimeout(
-            f"{tool!r} on server {server!r} did not answer within {timeout_s} s", tool=tool, server=server
+            f"{tool!r} on server {server!r} did not answer within {timeout_s} s; the request was cancelled",
+            tool=tool,
+            server=server,
         ) from exc
-    except (httpx2.TransportError, OSError, EOFError) as exc:
+    except (httpx2.TransportError, OSError, EOFError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
         raise ConnectionLost(
             f"connection lost: {tool!r} on server {server!r} failed in transport ({describe_failure(exc)})",
             server=server,
         ) from exc
-    except RuntimeError as exc:
-        # The SDK raises RuntimeError for structured content that violates the tool's outputSchema.
+    except pydantic.ValidationError as exc:
+        raise InvalidResult(
+            f"server {server!r} sent a result for {tool!r} that does not fit the protocol "
+            f"({exc.error_count()} problems, first: {exc.errors()[0]['msg']})",
+            tool=tool,
+            server=server,
+        ) from exc
+    except UnexpectedClaimedResult as exc:
+        raise InvalidResult(
+            f"server {server!r} answered {tool!r} with an extension result the station did not ask for",
+            tool=tool,
+            server=server,
+        ) from exc
+    except InputRequiredRoundsExceededError as exc:
         raise RemoteError(
+            f"server {server!r} kept asking for more input on {tool!r}; gave up: {exc}", tool=tool, server=server
+        ) from exc
+    except RuntimeError as exc:
+        if not _raised_by(exc, _OUTPUT_VALIDATION):
+            raise
+        raise InvalidResult(
             f"server {server!r} sent an invalid result for {tool!r}: {exc}", tool=tool, server=server
         ) from exc
+
+
+def _from_mcp_error(exc: MCPError, *, server: str, tool: str, timeout_s: float | None) -> CallError | ServerError:
+    code = exc.code
+    if code == types.REQUEST_TIMEOUT:
+        return CallTimeout(
+            f"{tool!r} on server {server!r} did not answer within {timeout_s} s; the request was cancelled",
+            tool=tool,
+            server=server,
+        )
+    if code == types.CONNECTION_CLOSED or is_session_gone(exc):
+        return ConnectionLost(
+            f"connection lost: server {server!r} went away while {tool!r} was running; the call was not retried",
+            server=server,
+        )
+    if code == MESSAGE_TOO_LARGE:
+        return MessageTooLarge(f"server {server!r}: {exc.error.message}", tool=tool, server=server)
+    return RemoteError(
+        f"server {server!r} answered {tool!r} with error {code}: {exc.error.message}",
+        tool=tool,
+        server=server,
+        code=code,
+    )

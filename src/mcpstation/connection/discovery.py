@@ -1,12 +1,20 @@
-"""Walking a server's paginated lists to the end, with a bound on pages and a repeated-cursor guard."""
+"""Listing what a server offers: every kind, every page, with a bound on pages and a repeated-cursor guard."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
+import mcp_types as types
+import pydantic
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+
 logger = logging.getLogger(__name__)
+
+KINDS: tuple[str, ...] = ("tools", "prompts", "resources", "templates")
 
 T = TypeVar("T")
 
@@ -46,3 +54,66 @@ async def walk_pages(
     warning = f"server {server!r} listed {kind} over more than {max_pages} pages; kept the first {len(items)}"
     logger.warning("%s", warning)
     return items, warning
+
+
+@dataclass(frozen=True, slots=True)
+class Discovered:
+    """The lists one discovery found, by kind, and what went wrong on the way (non-fatal)."""
+
+    found: dict[str, tuple[Any, ...]]
+    warnings: tuple[str, ...]
+
+
+async def discover(client: Client, *, server: str, kinds: set[str], max_pages: int) -> Discovered:
+    """List `kinds` of what `server` offers, every page.
+
+    A kind the server does not offer is empty. A server whose prompts or resources are broken
+    still serves its tools: those failures become warnings.
+
+    Raises:
+        MCPError, pydantic.ValidationError: listing tools failed (the server is of no use then).
+    """
+    capabilities = client.server_capabilities
+    session = client.session
+    # A version pin negotiates nothing: then every kind is tried and "method not found" is fine.
+    unknown = session.initialize_result is None and session.discover_result is None
+    offered = {
+        "tools": unknown or capabilities.tools is not None,
+        "prompts": unknown or capabilities.prompts is not None,
+        "resources": unknown or capabilities.resources is not None,
+        "templates": unknown or capabilities.resources is not None,
+    }
+    fetchers: dict[str, tuple[Callable[[str | None], Awaitable[Any]], Callable[[Any], Sequence[Any]]]] = {
+        "tools": (lambda c: client.list_tools(cursor=c), lambda p: p.tools),
+        "prompts": (lambda c: client.list_prompts(cursor=c), lambda p: p.prompts),
+        "resources": (lambda c: client.list_resources(cursor=c), lambda p: p.resources),
+        "templates": (lambda c: client.list_resource_templates(cursor=c), lambda p: p.resource_templates),
+    }
+    found: dict[str, tuple[Any, ...]] = {}
+    warnings: list[str] = []
+    for kind in KINDS:
+        if kind not in kinds:
+            continue
+        if not offered[kind]:
+            found[kind] = ()
+            continue
+        fetch, items = fetchers[kind]
+        warning: str | None
+        try:
+            got, warning = await walk_pages(fetch, items, server=server, kind=kind, max_pages=max_pages)
+        except MCPError as exc:
+            if exc.code == types.METHOD_NOT_FOUND:
+                got, warning = [], None
+            elif kind == "tools":
+                raise
+            else:
+                got, warning = [], f"server {server!r}: listing {kind} failed: {exc.error.message}"
+        except pydantic.ValidationError as exc:
+            if kind == "tools":
+                raise
+            got = []
+            warning = f"server {server!r}: listing {kind} failed: invalid result ({exc.error_count()} errors)"
+        found[kind] = tuple(got)
+        if warning:
+            warnings.append(warning)
+    return Discovered(found, tuple(warnings))

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import mcp_types as types
 
+from mcpstation.config.models import NamingMode
+
 
 @dataclass(frozen=True, slots=True)
 class ServerListing:
@@ -13,6 +15,7 @@ class ServerListing:
 
     server: str
     namespace: str | None = None
+    naming: NamingMode | None = None  # this server's own naming mode, else the station's
     include_tools: tuple[str, ...] = ()
     exclude_tools: tuple[str, ...] = ()
     tools: tuple[types.Tool, ...] = ()

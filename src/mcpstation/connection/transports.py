@@ -1,6 +1,6 @@
 """Transport factories keyed by the config's `transport`: each yields the SDK's two streams.
 
-We add factories, never framing: stdio, streamable HTTP and SSE are the SDK's own transports;
+We add factories, never framing: streamable HTTP, SSE and in-process are the SDK's own transports;
 WebSocket is ours (the SDK has none since 2.0).
 """
 
@@ -21,12 +21,14 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT, create_mcp_http_client
 
 from mcpstation.config.models import (
-    ServerSpec,
+    AnyServerSpec,
+    InProcessServerSpec,
     SseServerSpec,
     StdioServerSpec,
     StreamableHttpServerSpec,
     WebSocketServerSpec,
 )
+from mcpstation.connection._inprocess import inprocess_transport
 from mcpstation.connection._websocket import websocket_transport
 
 Streams = tuple[Any, Any]
@@ -118,14 +120,19 @@ def _websocket(spec: WebSocketServerSpec, context: TransportContext) -> Abstract
     return websocket_transport(spec.url, remote_headers(spec))
 
 
+def _inprocess(spec: InProcessServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+    return inprocess_transport(spec.server)
+
+
 TRANSPORT_FACTORIES: dict[str, TransportFactory] = {
     "stdio": _stdio,
     "streamable_http": _streamable_http,
     "sse": _sse,
     "websocket": _websocket,
+    "inprocess": _inprocess,
 }
 
 
-def open_transport(spec: ServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+def open_transport(spec: AnyServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
     """The transport for `spec`, chosen by its `transport` key."""
     return TRANSPORT_FACTORIES[spec.transport](spec, context)

@@ -6,10 +6,12 @@ from collections.abc import Sequence
 
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpstation.gateway._events import MemoryEventStore
 from mcpstation.gateway.relay import GatewayRelay
 from mcpstation.gateway.server import build_gateway_server
+from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller
 from mcpstation.station import Station
 
 GATEWAY_PATH = "/mcp"
@@ -28,8 +30,13 @@ def gateway_asgi_app(
     allowed_hosts: Sequence[str] = LOCAL_HOSTS,
     allowed_origins: Sequence[str] = LOCAL_ORIGINS,
     relay: GatewayRelay | None = None,
+    caller: Caller | None = None,
 ) -> Starlette:
     """A Starlette app serving `station` at `/mcp` (streamable HTTP, with the SDK's session manager).
+
+    Each request runs as the `Caller` in its ASGI scope, which an access guard in front puts there
+    (`mcpstation.api.AccessGuard`: bearer tokens); a request without one is refused. `caller`
+    instead runs every request as that caller: only for a trusted, local setup.
 
     DNS-rebinding protection is on: a request whose `Host` is not in `allowed_hosts` (or whose
     `Origin`, when sent, is not in `allowed_origins`) is refused. The app's lifespan runs the
@@ -41,7 +48,7 @@ def gateway_asgi_app(
         allowed_hosts=list(allowed_hosts),
         allowed_origins=list(allowed_origins),
     )
-    return server.streamable_http_app(
+    app = server.streamable_http_app(
         streamable_http_path=GATEWAY_PATH,
         json_response=json_response,
         stateless_http=stateless,
@@ -49,3 +56,19 @@ def gateway_asgi_app(
         retry_interval=None if stateless else SSE_RETRY_MS,
         transport_security=security,
     )
+    if caller is not None:
+        app.add_middleware(_FixedCaller, caller=caller)
+    return app
+
+
+class _FixedCaller:
+    """ASGI middleware running every request as one caller (a trusted local gateway)."""
+
+    def __init__(self, app: ASGIApp, caller: Caller) -> None:
+        self.app = app
+        self.caller = caller
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope = {**scope, CALLER_SCOPE_KEY: self.caller}
+        await self.app(scope, receive, send)

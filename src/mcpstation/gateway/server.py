@@ -2,17 +2,17 @@
 
 Lists are the catalog under its public names, with each server's own definitions otherwise
 untouched (input schemas byte-for-byte: `$schema`, `$defs`, `additionalProperties` survive).
-Calls go through `Station.call_tool` (policy, audit, bounds apply) and come back as the upstream
-server's own result. While a call runs, the upstream's progress, log messages and questions
-(sampling, elicitation, roots) travel to the downstream client on the same request, and a
-downstream cancellation cancels the upstream call.
+Every request goes through the station's pipeline as its own caller (visibility, audit, the URL
+guard and bounds apply) and comes back as the upstream server's own result. While a call runs,
+the upstream's progress, log messages and questions (sampling, elicitation, roots) travel to the
+downstream client on the same request, and a downstream cancellation cancels the upstream call.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any, NoReturn, TypeVar
 
 import anyio
@@ -33,18 +33,17 @@ from mcp.shared.subscriptions import (
 )
 from mcp_types import SERVER_INFO_META_KEY
 
-from mcpstation.calls import Caller
-from mcpstation.catalog import ToolResult
-from mcpstation.errors import CallError, RemoteError, ServerError, StationError, ToolNotFound
+from mcpstation.catalog import AnyResult, ToolResult
 from mcpstation.gateway._sessions import connection_of
 from mcpstation.gateway.relay import GatewayRelay
+from mcpstation.outcomes import Outcome
+from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller
 from mcpstation.station import Station
 
 logger = logging.getLogger(__name__)
 
 GATEWAY_NAME = "mcpstation"
 GATEWAY_VERSION = "0.1.0"
-GATEWAY_CALLER = Caller(identity="gateway")
 
 ChangeKind = str  # "tools" | "prompts" | "resources"
 _ResultT = TypeVar("_ResultT", bound=types.Result)
@@ -66,22 +65,46 @@ class _GatewayServer(Server[Any]):
 
 
 class Gateway:
-    """The handlers behind the gateway server; one per station."""
+    """The handlers behind the gateway server; one per station.
 
-    def __init__(self, station: Station, relay: GatewayRelay | None) -> None:
+    Each request runs as its own caller: over HTTP the one the access guard put in the request's
+    scope (its bearer token's), over stdio the configured `local_caller`. Lists hold what that
+    caller may see; requests go through the station's pipeline like every other face's.
+    """
+
+    def __init__(self, station: Station, relay: GatewayRelay | None, local_caller: Caller | None) -> None:
         self.station = station
         self.relay = relay if relay is not None else GatewayRelay()
+        self.local_caller = local_caller
         self.bus = InMemorySubscriptionBus()
         self.listen = ListenHandler(self.bus)
         self.subscribers: dict[str, dict[int, ServerSession]] = {}  # uri -> downstream sessions
+
+    def caller_of(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
+        """The request's caller: its HTTP scope's (set by the access guard), else the local one.
+
+        Raises:
+            MCPError: an HTTP request that was not authenticated (the app was built without auth).
+        """
+        scope = getattr(ctx.request, "scope", None)
+        if scope is not None:
+            caller = scope.get(CALLER_SCOPE_KEY)
+            if isinstance(caller, Caller):
+                return caller
+        elif self.local_caller is not None:
+            return self.local_caller
+        raise MCPError(
+            code=types.INVALID_REQUEST, message="this gateway needs an API token (no caller for the request)"
+        )
 
     # -- lists ----------------------------------------------------------------------------------
 
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
+        tools = self.station.tools_for(self.caller_of(ctx))
         return types.ListToolsResult(
-            tools=[entry.definition.model_copy(update={"name": entry.name}) for entry in self.station.tools]
+            tools=[entry.definition.model_copy(update={"name": entry.name}) for entry in tools]
         )
 
     async def list_prompts(
@@ -89,7 +112,7 @@ class Gateway:
     ) -> types.ListPromptsResult:
         originals = self._originals("prompts", lambda p: p.name)
         prompts = []
-        for entry in self.station.prompts:
+        for entry in self.station.prompts_for(self.caller_of(ctx)):
             original = originals.get((entry.server, entry.prompt))
             if original is not None:
                 prompts.append(original.model_copy(update={"name": entry.name}))
@@ -106,7 +129,7 @@ class Gateway:
     ) -> types.ListResourcesResult:
         originals = self._originals("resources", lambda r: str(r.uri))
         resources = []
-        for entry in self.station.resources:
+        for entry in self.station.resources_for(self.caller_of(ctx)):
             original = originals.get((entry.server, entry.uri))
             resources.append(
                 original
@@ -122,7 +145,7 @@ class Gateway:
     ) -> types.ListResourceTemplatesResult:
         originals = self._originals("templates", lambda t: t.uri_template)
         templates = []
-        for entry in self.station.templates:
+        for entry in self.station.templates_for(self.caller_of(ctx)):
             original = originals.get((entry.server, entry.uri_template))
             templates.append(
                 original
@@ -144,44 +167,57 @@ class Gateway:
                 found.setdefault((server, key(item)), item)
         return found
 
-    # -- calls ----------------------------------------------------------------------------------
+    # -- requests --------------------------------------------------------------------------------
 
     async def call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
+        caller = self.caller_of(ctx)
         entry = self.station.catalog.tools.get(params.name)
         # Always asked for: `report_progress` is a no-op when the downstream did not ask, and the
         # in-process dispatcher carries the downstream's callback without a token to test for.
         progress = ctx.session.report_progress
         with self.relay.serving(entry.server if entry is not None else None, ctx):
-            result = await self.station.call_tool(
-                params.name, params.arguments or {}, progress=progress, caller=GATEWAY_CALLER
+            result = await self.station.requests.call_tool(
+                params.name, params.arguments or {}, caller=caller, progress=progress
             )
         return _without_upstream_identity(_as_sdk_result(result))
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
+        caller = self.caller_of(ctx)
         entry = self.station.catalog.prompts.get(params.name)
-        with _mcp_errors(), self.relay.serving(entry.server if entry is not None else None, ctx):
-            return _without_upstream_identity(await self.station.get_prompt(params.name, params.arguments))
+        with self.relay.serving(entry.server if entry is not None else None, ctx):
+            result = await self.station.requests.get_prompt(params.name, params.arguments, caller=caller)
+        if result.raw is None:
+            _raise_for(result, resource=False)
+        return _without_upstream_identity(result.raw)
 
     async def read_resource(
         self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
+        caller = self.caller_of(ctx)
         owner = self.station.catalog.resource_owner(str(params.uri))
-        with _mcp_errors(resource=True), self.relay.serving(owner, ctx):
-            return _without_upstream_identity(await self.station.read_resource(str(params.uri)))
+        with self.relay.serving(owner, ctx):
+            result = await self.station.requests.read_resource(str(params.uri), caller=caller)
+        if result.raw is None:
+            _raise_for(result, resource=True)
+        return _without_upstream_identity(result.raw)
 
     async def complete(
         self, ctx: ServerRequestContext[Any, Any], params: types.CompleteRequestParams
     ) -> types.CompleteResult:
         context = params.context.arguments if params.context is not None else None
-        with _mcp_errors():
-            result = await self.station.complete(
-                params.ref, {"name": params.argument.name, "value": params.argument.value}, context
-            )
-        return _without_upstream_identity(result)
+        result = await self.station.requests.complete(
+            params.ref,
+            {"name": params.argument.name, "value": params.argument.value},
+            context,
+            caller=self.caller_of(ctx),
+        )
+        if result.raw is None:
+            _raise_for(result, resource=False)
+        return _without_upstream_identity(result.raw)
 
     async def set_level(
         self, ctx: ServerRequestContext[Any, Any], params: types.SetLevelRequestParams
@@ -192,25 +228,30 @@ class Gateway:
     async def subscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.SubscribeRequestParams
     ) -> types.EmptyResult:
-        """A downstream client wants `resources/updated` for a URI: subscribe upstream once."""
+        """A downstream client wants `resources/updated` for a URI: subscribe upstream once, for
+        the first caller (every later one must be able to see it too)."""
         uri = str(params.uri)
-        sessions = self.subscribers.setdefault(uri, {})
-        if not sessions:
-            with _mcp_errors(resource=True):
-                await self.station.subscribe_resource(uri)
-        sessions[id(connection_of(ctx.session))] = ctx.session
+        caller = self.caller_of(ctx)
+        sessions = self.subscribers.get(uri, {})
+        if not sessions or not self.station.requests.can_see_uri(uri, caller):
+            result = await self.station.requests.subscribe(uri, caller=caller)
+            if not result.ok:
+                _raise_for(result, resource=True)
+        self.subscribers.setdefault(uri, {})[id(connection_of(ctx.session))] = ctx.session
         return types.EmptyResult()
 
     async def unsubscribe(
         self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams
     ) -> types.EmptyResult:
         uri = str(params.uri)
+        caller = self.caller_of(ctx)
         sessions = self.subscribers.get(uri, {})
         sessions.pop(id(connection_of(ctx.session)), None)
         if not sessions:
             self.subscribers.pop(uri, None)
-            with _mcp_errors(resource=True):
-                await self.station.unsubscribe_resource(uri)
+            result = await self.station.requests.unsubscribe(uri, caller=caller)
+            if not result.ok:
+                _raise_for(result, resource=True)
         return types.EmptyResult()
 
     async def resource_updated(self, uri: str) -> None:
@@ -262,16 +303,19 @@ _CHANGE: dict[ChangeKind, tuple[types.ServerNotification, ServerEvent]] = {
 }
 
 
-def build_gateway_server(station: Station, *, relay: GatewayRelay | None = None) -> Server[Any]:
+def build_gateway_server(
+    station: Station, *, relay: GatewayRelay | None = None, local_caller: Caller | None = None
+) -> Server[Any]:
     """A low-level MCP server named "mcpstation" that serves `station`'s catalog.
 
     `relay` relays upstream sampling, elicitation, roots and log messages to the downstream
     client; by default the one the station was built with (`Station(config, hooks=relay)`), if any.
-    Without one, progress and cancellation still pass through.
+    Without one, progress and cancellation still pass through. `local_caller` is who requests
+    without an HTTP scope (stdio) run as; HTTP requests run as the caller their scope carries.
     """
     if relay is None and isinstance(station.hooks, GatewayRelay):
         relay = station.hooks
-    gateway = Gateway(station, relay)
+    gateway = Gateway(station, relay, local_caller)
 
     def input_schema(name: str) -> Mapping[str, Any] | None:
         entry = station.catalog.tools.get(name)
@@ -313,7 +357,7 @@ def _without_upstream_identity(result: _ResultT) -> _ResultT:
 
 def _as_sdk_result(result: ToolResult) -> types.CallToolResult:
     """The upstream's own result (content cut to the station's bounds), or an error result."""
-    if result.raw is None:
+    if result.raw is None or result.outcome not in (Outcome.OK, Outcome.TOOL_ERROR):
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.error or result.text)], is_error=True
         )
@@ -323,23 +367,27 @@ def _as_sdk_result(result: ToolResult) -> types.CallToolResult:
     return raw
 
 
-@contextmanager
-def _mcp_errors(*, resource: bool = False) -> Iterator[None]:
-    """Station errors out of a prompt, resource or completion request become JSON-RPC errors."""
-    try:
-        yield
-    except StationError as exc:
-        _raise_mcp(exc, resource=resource)
+# The JSON-RPC error a downstream client gets for a request that produced no answer.
+OUTCOME_CODES: dict[Outcome, int] = {
+    Outcome.OK: types.INTERNAL_ERROR,  # never raised: an OK result has an answer
+    Outcome.TOOL_ERROR: types.INTERNAL_ERROR,
+    Outcome.REFUSED: types.INVALID_PARAMS,
+    Outcome.NOT_FOUND: types.INVALID_PARAMS,
+    Outcome.UNAVAILABLE: types.INTERNAL_ERROR,
+    Outcome.TIMEOUT: types.REQUEST_TIMEOUT,
+    Outcome.CONNECTION_LOST: types.INTERNAL_ERROR,
+    Outcome.REMOTE_ERROR: types.INTERNAL_ERROR,  # the upstream's own error is relayed when known
+    Outcome.TOO_LARGE: types.INTERNAL_ERROR,
+    Outcome.INVALID_RESULT: types.INTERNAL_ERROR,
+    Outcome.CANCELLED: types.INTERNAL_ERROR,
+}
 
 
-def _raise_mcp(exc: StationError, *, resource: bool) -> NoReturn:
-    cause = exc.__cause__
-    if isinstance(exc, RemoteError) and isinstance(cause, MCPError):
-        raise MCPError.from_error_data(cause.error) from exc
-    if isinstance(exc, ToolNotFound):
-        if resource:
-            raise MCPError(code=types.INVALID_PARAMS, message="Resource not found", data={"uri": exc.tool}) from exc
-        raise MCPError(code=types.INVALID_PARAMS, message=str(exc)) from exc
-    if isinstance(exc, CallError | ServerError):
-        raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
-    raise MCPError(code=types.INTERNAL_ERROR, message=str(exc)) from exc
+def _raise_for(result: AnyResult, *, resource: bool) -> NoReturn:
+    """A failed prompt, resource, subscription or completion as the JSON-RPC error it is."""
+    if result.upstream_error is not None:
+        raise MCPError.from_error_data(result.upstream_error)
+    message = result.error or str(result.outcome)
+    if result.outcome is Outcome.NOT_FOUND and resource:
+        raise MCPError(code=types.INVALID_PARAMS, message="Resource not found", data={"uri": result.name})
+    raise MCPError(code=OUTCOME_CODES[result.outcome], message=message)

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from mcp.server.stdio import stdio_server
 
+from mcpstation.config.models import Role
 from mcpstation.gateway.relay import GatewayRelay
 from mcpstation.gateway.server import build_gateway_server
+from mcpstation.pipeline import Caller, Face
 from mcpstation.station import Station
 
+LOCAL_CALLER = Caller("local", Role.ADMIN, Face.GATEWAY)
+"""Who a stdio gateway's client is by default: the person who started it, on this machine."""
 
-async def serve_stdio(station: Station, *, relay: GatewayRelay | None = None) -> None:
-    """Serve `station` on this process's stdin/stdout until stdin closes."""
-    server = build_gateway_server(station, relay=relay)
+
+async def serve_stdio(station: Station, *, relay: GatewayRelay | None = None, caller: Caller = LOCAL_CALLER) -> None:
+    """Serve `station` on this process's stdin/stdout until stdin closes; every request runs as `caller`."""
+    server = build_gateway_server(station, relay=relay, local_caller=caller)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())

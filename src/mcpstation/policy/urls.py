@@ -39,7 +39,9 @@ SCHEMES: Mapping[Purpose, frozenset[str]] = {
 DEFAULT_PORTS: Mapping[str, int] = {"http": 80, "https": 443, "ws": 80, "wss": 443}
 MAX_URL_CHARS = 8192  # longer "URLs" are refused rather than parsed
 LOCALHOST_NAMES = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback"})
-URL_ARGUMENT_NAMES = ("url", "uri")  # arguments of fetch-like tools that name what to fetch
+URL_ARGUMENT_NAMES = frozenset({"url", "uri", "href", "link", "endpoint", "address"})  # always judged
+MAX_JUDGED_VALUES = 256  # strings looked at per request; a request with more URLs is refused, not half-checked
+_LOOKS_LIKE_URL = re.compile(r"^\s*[A-Za-z][A-Za-z0-9+.-]*://")
 
 _IPV4_PART = re.compile(r"^(0[xX][0-9a-fA-F]*|[0-9]+)$")
 _FORBIDDEN_IN_URL = re.compile(r"[\x00-\x20\x7f\\]")
@@ -379,9 +381,30 @@ async def async_system_resolver(host: str) -> list[str]:
     return list(dict.fromkeys(str(info[4][0]) for info in infos))
 
 
-def url_arguments(arguments: Mapping[str, Any]) -> list[str]:
-    """The values of a fetch-like tool's URL arguments (`url`, `uri`) that must pass the guard."""
-    return [value for key in URL_ARGUMENT_NAMES if isinstance(value := arguments.get(key), str)]
+def url_arguments(arguments: Mapping[str, Any], *, extra: Iterable[str] = ()) -> list[str]:
+    """The strings among a request's arguments (nested ones too) that must pass the guard.
+
+    Values under a URL-ish key (`url`, `uri`, `href`, ...) always count, whatever they look like;
+    any other string counts when it is an absolute URL (`scheme://...`). `extra` (a resource URI,
+    completion values) is judged by the same rule.
+    """
+    found: list[str] = []
+
+    def visit(value: Any, key: str | None, depth: int) -> None:
+        if isinstance(value, str):
+            if (key is not None and key.lower() in URL_ARGUMENT_NAMES) or _LOOKS_LIKE_URL.match(value):
+                found.append(value)
+        elif depth < 8 and isinstance(value, Mapping):
+            for inner_key, inner in value.items():
+                visit(inner, str(inner_key), depth + 1)
+        elif depth < 8 and isinstance(value, list | tuple):
+            for inner in value:
+                visit(inner, key, depth + 1)
+
+    visit(arguments, None, 0)
+    for value in extra:
+        visit(value, None, 0)
+    return found
 
 
 @dataclass(frozen=True)
@@ -417,9 +440,14 @@ class UrlGuard:
             block_internal=self.block_internal,
         )
 
-    async def check_arguments(self, arguments: Mapping[str, Any]) -> UrlVerdict | None:
-        """The first refusing verdict among a fetch-like tool's URL arguments, or None when all pass."""
-        for url in url_arguments(arguments):
+    async def check_arguments(self, arguments: Mapping[str, Any], *, extra: Iterable[str] = ()) -> UrlVerdict | None:
+        """The first refusing verdict among a request's URL arguments (see `url_arguments`), or None."""
+        urls = url_arguments(arguments, extra=extra)
+        if len(urls) > MAX_JUDGED_VALUES:
+            return UrlVerdict(
+                url=urls[0], allowed=False, reason=f"{len(urls)} URLs in one request; at most {MAX_JUDGED_VALUES}"
+            )
+        for url in urls:
             verdict = await self.check(url)
             if not verdict.allowed:
                 return verdict

@@ -10,6 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from mcpstation.outcomes import Outcome
+
 METADATA = sa.MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -55,7 +57,8 @@ call_audit = sa.Table(
     sa.Column("outcome", sa.String(16), nullable=False),
     sa.Column("error", sa.Text(), nullable=True),
     sa.Column("duration_s", sa.Float(), nullable=False),
-    sa.CheckConstraint("outcome IN ('ok', 'error', 'refused', 'timeout')", name="outcome"),
+    sa.Column("kind", sa.String(32), nullable=False, server_default="tools/call"),
+    sa.CheckConstraint("outcome IN (" + ", ".join(f"'{o}'" for o in Outcome) + ")", name="outcome"),
     sa.Index(None, "at"),
     sa.Index(None, "server", "at"),
 )

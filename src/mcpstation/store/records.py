@@ -8,13 +8,14 @@ from datetime import datetime
 from typing import Any, Literal
 
 from mcpstation.config.models import ServerSpec
+from mcpstation.outcomes import Outcome
 
 ServerStatus = Literal["active", "pending_approval"]
-CallOutcome = Literal["ok", "error", "refused", "timeout"]
+CallOutcome = Outcome
 Role = Literal["admin", "user"]
 
 SERVER_STATUSES: tuple[ServerStatus, ...] = ("active", "pending_approval")
-CALL_OUTCOMES: tuple[CallOutcome, ...] = ("ok", "error", "refused", "timeout")
+CALL_OUTCOMES: tuple[CallOutcome, ...] = tuple(Outcome)
 ROLES: tuple[Role, ...] = ("admin", "user")
 
 # The management actions the store itself writes; `Store.record_action` takes any other name too
@@ -71,6 +72,7 @@ class CallRecord:
     outcome: CallOutcome
     error: str | None
     duration_s: float
+    kind: str = "tools/call"  # the request's MCP method: tools/call, prompts/get, resources/read, ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from mcpstation.config.models import ServerSpec
 from mcpstation.errors import StoreError, UsageError
+from mcpstation.outcomes import Outcome
 from mcpstation.store import _migrate
 from mcpstation.store._engine import WRITE_OPTION, create_engine
 from mcpstation.store._location import database_url, sqlite_file
@@ -347,12 +348,15 @@ class Store:
         arguments: Mapping[str, Any] | None = None,
         error: str | None = None,
         at: datetime | None = None,
+        kind: str = "tools/call",
     ) -> CallRecord:
-        """Audit one tool call: its arguments' size and SHA-256 (of canonical JSON), and the
-        arguments themselves only if the store was opened with `keep_call_arguments`.
+        """Audit one request (a tool call by default; `kind` is its MCP method): its arguments' size
+        and SHA-256 (of canonical JSON), and the arguments themselves only if the store was opened
+        with `keep_call_arguments`.
         """
         if outcome not in CALL_OUTCOMES:
             raise UsageError(f"outcome must be one of {', '.join(CALL_OUTCOMES)}, not {outcome!r}.")
+        outcome = Outcome(outcome)
         canonical = b"" if arguments is None else _canonical_json(arguments)
         kept = json.loads(canonical) if self._keep_call_arguments and arguments is not None else None
         record = CallRecord(
@@ -367,6 +371,7 @@ class Store:
             outcome=outcome,
             error=None if error is None else error[:MAX_ERROR_CHARS],
             duration_s=float(duration_s),
+            kind=kind,
         )
         async with self._transaction(write=True, doing=f"auditing a call to {server!r}/{tool!r}") as session:
             insert = sa.insert(call_audit).values(**_row_values(record)).returning(call_audit.c.id)
@@ -748,9 +753,10 @@ def _call_record(row: Row[Any]) -> CallRecord:
         argument_bytes=row.argument_bytes,
         argument_sha256=row.argument_sha256,
         arguments=row.arguments,
-        outcome=row.outcome,
+        outcome=Outcome(row.outcome),
         error=row.error,
         duration_s=row.duration_s,
+        kind=row.kind,
     )
 
 

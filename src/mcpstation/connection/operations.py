@@ -1,0 +1,144 @@
+"""The requests a connection can send upstream, one small type each.
+
+`ServerConnection.request(operation, ...)` is the one way in: it checks the session, applies the
+timeout and turns SDK exceptions into station errors; each operation only knows how to put
+itself on the wire through the SDK `Client`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp.client import Client
+from mcp.client.session import ProgressFnT
+from mcp.shared.exceptions import MCPDeprecationWarning
+
+T_co = TypeVar("T_co", covariant=True)
+
+
+class Operation(Protocol[T_co]):
+    """One upstream request: what it is called in messages, and how to send it."""
+
+    @property
+    def target(self) -> str:
+        """The tool, prompt or URI it is about, for messages."""
+        ...
+
+    async def send(
+        self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
+    ) -> T_co:
+        """Send it and return the SDK's result; timeouts surface as `TimeoutError` or `MCPError`."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class CallTool:
+    tool: str
+    arguments: Mapping[str, Any]
+
+    @property
+    def target(self) -> str:
+        return self.tool
+
+    async def send(
+        self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
+    ) -> types.CallToolResult:
+        # The SDK's own per-request timeout: it cancels the request on the server, and costs less
+        # than a cancel scope of our own around the call.
+        return await client.call_tool(
+            self.tool, dict(self.arguments), read_timeout_seconds=timeout_s, progress_callback=progress, meta=meta
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GetPrompt:
+    prompt: str
+    arguments: Mapping[str, str]
+
+    @property
+    def target(self) -> str:
+        return self.prompt
+
+    async def send(
+        self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
+    ) -> types.GetPromptResult:
+        with anyio.fail_after(timeout_s):
+            return await client.get_prompt(self.prompt, dict(self.arguments) or None, meta=meta)
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResource:
+    uri: str
+
+    @property
+    def target(self) -> str:
+        return self.uri
+
+    async def send(
+        self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
+    ) -> types.ReadResourceResult:
+        with anyio.fail_after(timeout_s):
+            return await client.read_resource(self.uri, meta=meta)
+
+
+@dataclass(frozen=True, slots=True)
+class Complete:
+    ref: types.PromptReference | types.ResourceTemplateReference
+    argument: Mapping[str, str]
+    context_arguments: Mapping[str, str] | None = None
+
+    @property
+    def target(self) -> str:
+        return "completion/complete"
+
+    async def send(
+        self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
+    ) -> types.CompleteResult:
+        context = dict(self.context_arguments) if self.context_arguments is not None else None
+        with anyio.fail_after(timeout_s):
+            return await client.complete(self.ref, dict(self.argument), context)
+
+
+@dataclass(frozen=True, slots=True)
+class Subscribe:
+    """`resources/subscribe` (handshake era only: a 2026-07-28 session listens instead)."""
+
+    uri: str
+
+    @property
+    def target(self) -> str:
+        return self.uri
+
+    async def send(
+        self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
+    ) -> types.EmptyResult:
+        # Deprecated as of 2026-07-28, and still how handshake-era servers are asked; the SDK warns
+        # when the call is made, so the filter never spans an await.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            pending = client.subscribe_resource(self.uri, meta=meta)
+        with anyio.fail_after(timeout_s):
+            return await pending
+
+
+@dataclass(frozen=True, slots=True)
+class Unsubscribe:
+    uri: str
+
+    @property
+    def target(self) -> str:
+        return self.uri
+
+    async def send(
+        self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
+    ) -> types.EmptyResult:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            pending = client.unsubscribe_resource(self.uri, meta=meta)
+        with anyio.fail_after(timeout_s):
+            return await pending

@@ -1,0 +1,30 @@
+"""The one request pipeline: resolution, then visibility, audit, caller layers, URL guard, bounds, route."""
+
+from mcpstation.pipeline.audit import AuditTrail
+from mcpstation.pipeline.bounds import Bounds
+from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, Caller, Face
+from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
+from mcpstation.pipeline.request import Handler, Layer, Request, RequestKind
+from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
+from mcpstation.pipeline.url_guard import UrlGuardLayer
+from mcpstation.pipeline.visibility import Visibility
+
+__all__ = [
+    "CALLER_META_KEY",
+    "CALLER_SCOPE_KEY",
+    "OUTCOME_META_KEY",
+    "AuditTrail",
+    "Bounds",
+    "Caller",
+    "Face",
+    "Handler",
+    "Layer",
+    "Pipeline",
+    "Request",
+    "RequestKind",
+    "Router",
+    "UrlGuardLayer",
+    "Visibility",
+    "assemble",
+    "compose",
+]

@@ -1,0 +1,272 @@
+"""`Pipeline`: the one front door. Every face's every request is resolved here and sent through the
+same composed layers, with the caller's identity:
+
+    resolve ─> visibility ─> audit ─> caller layers (metrics, tracing) ─> URL guard ─> bounds ─> route
+
+`assemble` is the one place the order is written. Visibility is outermost, so a hidden entry is
+answered exactly like an absent one and never reaches audit or metrics. Audit (and the caller's
+layers) come before the guard and the bounds, so a refused or oversized answer is recorded with
+its outcome like any other. A layer with nothing to do for this station is left out.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from mcp.client.session import ProgressFnT
+from mcp.shared.uri_template import UriTemplate
+
+from mcpstation.catalog import (
+    AnyResult,
+    Catalog,
+    CatalogPrompt,
+    CatalogResource,
+    CatalogTemplate,
+    CatalogTool,
+    CompletionResult,
+    PromptResult,
+    ResourceResult,
+    SubscriptionResult,
+    ToolResult,
+)
+from mcpstation.outcomes import Outcome
+from mcpstation.pipeline.audit import AuditTrail
+from mcpstation.pipeline.bounds import Bounds
+from mcpstation.pipeline.caller import Caller
+from mcpstation.pipeline.request import CompletionRef, Handler, Layer, Request, RequestKind, failure
+from mcpstation.pipeline.url_guard import UrlGuardLayer
+from mcpstation.pipeline.visibility import Visibility, not_found_message
+
+SUGGESTIONS = 3  # did-you-mean names offered for an unknown name
+
+
+def compose(innermost: Handler, layers: Sequence[Layer]) -> Handler:
+    """Wrap `innermost` so that `layers[0]` runs first (outermost) and the last runs nearest."""
+    handler = innermost
+    for layer in reversed(layers):
+        handler = layer(handler)
+    return handler
+
+
+def assemble(
+    *,
+    route: Handler,
+    visibility: Visibility,
+    bounds: Bounds,
+    audit: AuditTrail | None = None,
+    caller_layers: Sequence[Layer] = (),
+    url_guard: UrlGuardLayer | None = None,
+) -> Handler:
+    """Every request's path, outermost first (see the module docstring for why in this order)."""
+    layers: list[Layer] = [visibility.layer]
+    if audit is not None:
+        layers.append(audit.layer)
+    layers.extend(caller_layers)
+    if url_guard is not None:
+        layers.append(url_guard)
+    layers.append(bounds)
+    return compose(route, layers)
+
+
+OwnerHint = Callable[[str], str | None]
+"""For a tool name the catalog lacks: the server it would belong to, if that can be known."""
+
+OfflineReason = Callable[[str], str | None]
+"""Why a server cannot answer now (not running, failed, pending, ...), or None when it can."""
+
+
+class Pipeline:
+    """Resolves what a caller asks for by public name or URI, then runs the composed handler."""
+
+    def __init__(
+        self,
+        *,
+        catalog: Callable[[], Catalog],
+        visibility: Visibility,
+        handler: Handler,
+        owner_hint: OwnerHint,
+        offline_reason: OfflineReason,
+    ) -> None:
+        self._catalog = catalog
+        self.visibility = visibility
+        self.handler = handler
+        self._owner_hint = owner_hint
+        self._offline_reason = offline_reason
+
+    # -- what a caller may see --------------------------------------------------------------------
+
+    def tools_for(self, caller: Caller) -> list[CatalogTool]:
+        return [t for t in self._catalog().tools.values() if self.visibility.can_see(caller, t.server, t.tool)]
+
+    def prompts_for(self, caller: Caller) -> list[CatalogPrompt]:
+        return [p for p in self._catalog().prompts.values() if self.visibility.can_see(caller, p.server)]
+
+    def resources_for(self, caller: Caller) -> list[CatalogResource]:
+        return [r for r in self._catalog().resources.values() if self.visibility.can_see(caller, r.server)]
+
+    def templates_for(self, caller: Caller) -> list[CatalogTemplate]:
+        return [t for t in self._catalog().templates.values() if self.visibility.can_see(caller, t.server)]
+
+    def can_see_uri(self, uri: str, caller: Caller) -> bool:
+        """Whether `caller` may read `uri` (its owner's resource or template is visible to it)."""
+        catalog = self._catalog()
+        resource = catalog.resources.get(uri)
+        if resource is not None:
+            return self.visibility.can_see(caller, resource.server)
+        for template in catalog.templates.values():
+            if _match(template.matcher, uri) is not None:
+                return self.visibility.can_see(caller, template.server)
+        return False
+
+    # -- requests ---------------------------------------------------------------------------------
+
+    async def call_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        caller: Caller,
+        timeout_s: float | None = None,
+        progress: ProgressFnT | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> ToolResult:
+        entry = self._catalog().tools.get(name)
+        if entry is None:
+            result = self._unknown_tool(name, caller)
+        else:
+            result = await self.handler(
+                Request(
+                    RequestKind.CALL_TOOL, name, entry.server, entry.tool, caller, arguments or {}, timeout_s,
+                    progress, meta=meta,
+                )
+            )  # fmt: skip
+        assert isinstance(result, ToolResult)
+        return result
+
+    async def get_prompt(
+        self,
+        name: str,
+        arguments: Mapping[str, str] | None,
+        *,
+        caller: Caller,
+        timeout_s: float | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> PromptResult:
+        entry = self._catalog().prompts.get(name)
+        if entry is None:
+            result = self._not_found(RequestKind.GET_PROMPT, name, caller, list(self._catalog().prompts))
+        else:
+            request = Request(
+                RequestKind.GET_PROMPT, name, entry.server, entry.prompt, caller, arguments or {}, timeout_s, meta=meta
+            )
+            result = await self.handler(request)
+        assert isinstance(result, PromptResult)
+        return result
+
+    async def read_resource(
+        self, uri: str, *, caller: Caller, timeout_s: float | None = None, meta: Mapping[str, Any] | None = None
+    ) -> ResourceResult:
+        result = await self._resource_request(RequestKind.READ_RESOURCE, uri, caller, timeout_s, meta)
+        assert isinstance(result, ResourceResult)
+        return result
+
+    async def subscribe(self, uri: str, *, caller: Caller) -> SubscriptionResult:
+        result = await self._resource_request(RequestKind.SUBSCRIBE, uri, caller, None, None)
+        assert isinstance(result, SubscriptionResult)
+        return result
+
+    async def unsubscribe(self, uri: str, *, caller: Caller) -> SubscriptionResult:
+        result = await self._resource_request(RequestKind.UNSUBSCRIBE, uri, caller, None, None)
+        assert isinstance(result, SubscriptionResult)
+        return result
+
+    async def complete(
+        self,
+        ref: CompletionRef,
+        argument: Mapping[str, str],
+        context_arguments: Mapping[str, str] | None = None,
+        *,
+        caller: Caller,
+        timeout_s: float | None = None,
+    ) -> CompletionResult:
+        """Complete a prompt's (by public name) or a resource template's (by URI template) argument."""
+        catalog = self._catalog()
+        kind = RequestKind.COMPLETE
+        result: AnyResult
+        if ref.type == "ref/prompt":
+            name = ref.name  # type: ignore[union-attr]
+            prompt = catalog.prompts.get(name)
+            if prompt is None:
+                result = self._not_found(kind, name, caller, list(catalog.prompts))
+            else:
+                upstream = ref.model_copy(update={"name": prompt.prompt})
+                result = await self.handler(
+                    Request(kind, name, prompt.server, prompt.prompt, caller, argument, timeout_s, ref=upstream,
+                            context_arguments=context_arguments)
+                )  # fmt: skip
+        else:
+            name = ref.uri  # type: ignore[union-attr]
+            template = catalog.templates.get(name)
+            if template is None:
+                result = self._not_found(kind, name, caller, [])
+            else:
+                result = await self.handler(
+                    Request(kind, name, template.server, name, caller, argument, timeout_s, ref=ref,
+                            context_arguments=context_arguments)
+                )  # fmt: skip
+        assert isinstance(result, CompletionResult)
+        return result
+
+    async def _resource_request(
+        self,
+        kind: RequestKind,
+        uri: str,
+        caller: Caller,
+        timeout_s: float | None,
+        meta: Mapping[str, Any] | None,
+    ) -> AnyResult:
+        catalog = self._catalog()
+        resource = catalog.resources.get(uri)
+        if resource is not None:
+            return await self.handler(Request(kind, uri, resource.server, uri, caller, {}, timeout_s, meta=meta))
+        for template in catalog.templates.values():
+            variables = _match(template.matcher, uri)
+            if variables is not None:
+                request = Request(
+                    kind, uri, template.server, uri, caller, {}, timeout_s, uri_variables=variables, meta=meta
+                )
+                return await self.handler(request)
+        return self._not_found(kind, uri, caller, [])
+
+    # -- names nobody has -----------------------------------------------------------------------------
+
+    def _unknown_tool(self, name: str, caller: Caller) -> AnyResult:
+        """An unknown tool: its own server named when that can be known, never a neighbour's tool."""
+        owner = self._owner_hint(name)
+        if owner is not None and not self.visibility.can_see(caller, owner):
+            owner = None
+        if owner is not None and (reason := self._offline_reason(owner)) is not None:
+            return failure(RequestKind.CALL_TOOL, name, Outcome.UNAVAILABLE, reason, server=owner, target=None)
+        visible = [t.name for t in self.tools_for(caller) if owner is None or t.server == owner]
+        return self._not_found(RequestKind.CALL_TOOL, name, caller, visible, visible_already=True)
+
+    def _not_found(
+        self, kind: RequestKind, name: str, caller: Caller, names: list[str], *, visible_already: bool = False
+    ) -> AnyResult:
+        if not visible_already and kind is RequestKind.GET_PROMPT:
+            names = [p.name for p in self.prompts_for(caller)]
+        suggestions = difflib.get_close_matches(name, names, n=SUGGESTIONS, cutoff=0.6) if names else []
+        return failure(
+            kind, name, Outcome.NOT_FOUND, not_found_message(kind, name, suggestions), server=None, target=None
+        )
+
+
+def _match(matcher: UriTemplate | None, uri: str) -> dict[str, str] | None:
+    if matcher is None:
+        return None
+    found = matcher.match(uri)
+    if found is None:
+        return None
+    return {key: value if isinstance(value, str) else ",".join(value) for key, value in found.items()}

@@ -1,0 +1,123 @@
+"""`Request`: one resolved request on its way through the pipeline, whatever its kind.
+
+A face says what it wants by public name (a tool or prompt) or URI; resolution
+(`pipeline/resolve.py`) finds the owner in the catalog and builds a `Request`; every layer sees
+the same type and answers with the result type of its kind (`Request.fail` builds one).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import mcp_types as types
+from mcp.client.session import ProgressFnT
+
+from mcpstation.catalog import (
+    AnyResult,
+    CompletionResult,
+    PromptResult,
+    ResourceResult,
+    SubscriptionResult,
+    ToolResult,
+)
+from mcpstation.outcomes import Outcome
+from mcpstation.pipeline.caller import Caller
+
+
+class RequestKind(enum.StrEnum):
+    """Every kind of request a caller can send to a server, by its MCP method."""
+
+    CALL_TOOL = "tools/call"
+    GET_PROMPT = "prompts/get"
+    READ_RESOURCE = "resources/read"
+    SUBSCRIBE = "resources/subscribe"
+    UNSUBSCRIBE = "resources/unsubscribe"
+    COMPLETE = "completion/complete"
+
+
+CompletionRef = types.PromptReference | types.ResourceTemplateReference
+WEB_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """A request with its owner resolved: `name` is what the caller said, `target` the owner's own name."""
+
+    kind: RequestKind
+    name: str
+    server: str
+    target: str
+    caller: Caller
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+    timeout_s: float | None = None
+    progress: ProgressFnT | None = field(default=None, compare=False)
+    # completion/complete: the reference (with the owner's own prompt name) and the other arguments
+    ref: CompletionRef | None = None
+    context_arguments: Mapping[str, str] | None = None
+    uri_variables: Mapping[str, str] | None = None  # a resource URI's values, when a template matched it
+    meta: Mapping[str, Any] | None = None  # extra `_meta` to send upstream (trace context)
+
+    def fail(
+        self,
+        outcome: Outcome,
+        error: str,
+        *,
+        duration_s: float = 0.0,
+        structured: dict[str, Any] | None = None,
+        upstream_error: types.ErrorData | None = None,
+    ) -> AnyResult:
+        """The result of this request's kind for a request that produced no usable answer."""
+        return failure(
+            self.kind, self.name, outcome, error, server=self.server, target=self.target, duration_s=duration_s,
+            structured=structured, upstream_error=upstream_error,
+        )  # fmt: skip
+
+    def refuse(self, reason: str) -> AnyResult:
+        """Refused by a station rule; the LLM reads why (tool results carry `{"success": false}` too)."""
+        return self.fail(Outcome.REFUSED, reason, structured={"success": False, "error": reason})
+
+    def url_candidates(self) -> Sequence[str]:
+        """Strings beside the arguments that a URL guard judges: completion context, the values a
+        resource URI fills into its template, and the URI itself when it is a web address."""
+        values = list(self.context_arguments.values()) if self.context_arguments else []
+        if self.uri_variables:
+            values.extend(self.uri_variables.values())
+        if self.kind in (RequestKind.READ_RESOURCE, RequestKind.SUBSCRIBE, RequestKind.UNSUBSCRIBE):
+            if self.target.split(":", 1)[0].lower() in WEB_SCHEMES:
+                values.append(self.target)
+        return values
+
+
+def failure(
+    kind: RequestKind,
+    name: str,
+    outcome: Outcome,
+    error: str,
+    *,
+    server: str | None,
+    target: str | None,
+    duration_s: float = 0.0,
+    structured: dict[str, Any] | None = None,
+    upstream_error: types.ErrorData | None = None,
+) -> AnyResult:
+    """A failed result of `kind`, for requests that may not even have resolved."""
+    common: dict[str, Any] = {"error": error, "duration_s": duration_s, "upstream_error": upstream_error}
+    if kind is RequestKind.CALL_TOOL:
+        return ToolResult.failure(name, outcome, server=server, tool=target, structured=structured, **common)
+    if kind is RequestKind.GET_PROMPT:
+        return PromptResult(outcome, name, server, target, **common)
+    if kind is RequestKind.READ_RESOURCE:
+        return ResourceResult(outcome, name, server, **common)
+    if kind is RequestKind.COMPLETE:
+        return CompletionResult(outcome, name, server, **common)
+    return SubscriptionResult(outcome, name, server, **common)
+
+
+Handler = Callable[[Request], Awaitable[AnyResult]]
+"""Answers a request: the route at the bottom, each layer wrapping the one below."""
+
+Layer = Callable[[Handler], Handler]
+"""Wraps a handler: `layer(inner)` returns a handler that may answer itself or ask `inner`."""
