@@ -47,7 +47,7 @@ class RunningApi:
 @asynccontextmanager
 async def running_api(
     tmp_path: Path,
-    servers: Sequence[dict[str, Any]] = (),
+    servers: Sequence[Any] = (),
     *,
     tokens: bool = True,
     public_health: bool = False,

@@ -16,6 +16,7 @@ from station_helpers import demo
 
 from mcpstation import Station, StationConfig
 from mcpstation.gateway import GatewayRelay, gateway_asgi_app
+from mcpstation.gateway.stdio import LOCAL_CALLER
 
 PY = sys.executable
 PUSH_SERVER = Path(__file__).resolve().parent / "push_server.py"
@@ -91,7 +92,8 @@ async def serve_http(app: ASGIApp) -> AsyncIterator[str]:
 
 @asynccontextmanager
 async def http_gateway(config: StationConfig, **app_options: Any) -> AsyncIterator[tuple[Station, str]]:
-    """A running station with the relay, fronted by the gateway over HTTP; yields (station, url)."""
+    """A running station with the relay, fronted by the gateway over HTTP as the local admin; yields (station, url)."""
     relay = GatewayRelay()
+    app_options.setdefault("caller", LOCAL_CALLER)
     async with Station(config, hooks=relay) as station, serve_http(gateway_asgi_app(station, **app_options)) as url:
         yield station, url

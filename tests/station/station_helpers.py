@@ -11,8 +11,16 @@ import pytest
 
 from _processes import alive
 
+from mcpstation.config.models import InProcessServerSpec
+from mcpstation.testing.demo_server import build_demo_server
+
 PY = sys.executable
 START_TIMEOUT_S = 60.0  # generous bound for any test's whole station start on a loaded 2-core machine
+
+
+def inproc(name: str, *, server: object | None = None, **fields: Any) -> InProcessServerSpec:
+    """An in-process entry: our demo server (or `server`) over the SDK's memory streams, no process."""
+    return InProcessServerSpec(name=name, server=server if server is not None else build_demo_server(), **fields)
 
 
 def demo(name: str, *args: str, **fields: Any) -> dict[str, Any]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from station_helpers import START_TIMEOUT_S, demo
+from station_helpers import START_TIMEOUT_S, demo, inproc
 
 from mcpstation import Station, StationConfig
 
@@ -35,10 +35,11 @@ async def test_a_user_server_named_like_the_preset_replaces_it():
 
 
 async def test_role_visibility_filters_the_catalog_and_refuses_hidden_tools():
-    from mcpstation.calls import Caller
+    from mcpstation.config.models import Role
+    from mcpstation.pipeline import Caller, Face
 
-    servers = [demo("open"), demo("ops", min_role="admin"), demo("mixed", tool_roles={"fail": "admin"})]
-    user, admin = Caller("alice", "user"), Caller("root", "admin")
+    servers = [inproc("open"), inproc("ops", min_role="admin"), inproc("mixed", tool_roles={"fail": "admin"})]
+    user, admin = Caller.token("alice", Role.USER, Face.HTTP_API), Caller.token("root", Role.ADMIN, Face.HTTP_API)
     with anyio.fail_after(START_TIMEOUT_S):
         async with Station(StationConfig(servers=servers)) as station:
             seen = {t.name for t in station.tools_for(user)}

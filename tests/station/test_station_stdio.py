@@ -10,7 +10,7 @@ import pytest
 from station_helpers import START_TIMEOUT_S, chaos, demo, paged, pid_alive, tiny
 
 from mcpstation import Station, StationConfig
-from mcpstation.errors import ToolNotFound
+from mcpstation.outcomes import Outcome
 
 pytestmark = pytest.mark.anyio
 
@@ -53,15 +53,15 @@ async def test_prompts_and_resources_including_templates_are_routed_to_their_own
         async with Station(config(demo("demo"))) as station:
             assert {p.name for p in station.prompts} == {"mcp_demo_greet", "mcp_demo_status"}
             prompt = await station.get_prompt("mcp_demo_greet", {"name": "Ada"})
-            assert "Ada" in prompt.messages[0].content.text
+            assert prompt.outcome is Outcome.OK and "Ada" in prompt.messages[0].content.text
             readme = await station.read_resource("demo://readme")
             assert readme.contents[0].text
             note = await station.read_resource("demo://notes/42")
             assert "42" in note.contents[0].text
-            with pytest.raises(ToolNotFound):
-                await station.read_resource("nowhere://x")
-            with pytest.raises(ToolNotFound, match="Did you mean 'mcp_demo_greet'"):
-                await station.get_prompt("mcp_demo_gret")
+            nowhere = await station.read_resource("nowhere://x")
+            assert nowhere.outcome is Outcome.NOT_FOUND and not nowhere.contents
+            typo = await station.get_prompt("mcp_demo_gret")
+            assert typo.outcome is Outcome.NOT_FOUND and "Did you mean 'mcp_demo_greet'" in (typo.error or "")
 
 
 async def test_failing_servers_are_reported_and_skipped_while_others_come_up():
@@ -164,11 +164,11 @@ async def test_completion_is_routed_to_the_prompts_owner():
         async with Station(config(demo("demo"))) as station:
             ref = types.PromptReference(type="ref/prompt", name="mcp_demo_greet")
             completed = await station.complete(ref, {"name": "style", "value": "f"})
-            assert completed.completion.values == ["formal", "friendly", "funny"]
+            assert completed.values == ("formal", "friendly", "funny")
             template = types.ResourceTemplateReference(type="ref/resource", uri="demo://notes/{note_id}")
             notes = await station.complete(template, {"name": "note_id", "value": ""})
-            assert notes.completion.values
-            with pytest.raises(ToolNotFound):
-                await station.complete(
-                    types.PromptReference(type="ref/prompt", name="nope"), {"name": "x", "value": ""}
-                )
+            assert notes.ok and notes.values
+            nope = await station.complete(
+                types.PromptReference(type="ref/prompt", name="nope"), {"name": "x", "value": ""}
+            )
+            assert nope.outcome is Outcome.NOT_FOUND

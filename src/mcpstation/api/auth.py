@@ -68,7 +68,7 @@ def allowed_hosts_for(host: str, port: int, extra: Iterable[str] = ()) -> tuple[
     return tuple(dict.fromkeys(h.lower() for h in hosts))
 
 
-async def check_bind(store: Store | None, host: str, *, what: str = "the HTTP API") -> None:
+async def check_bind(store: Store | None, host: str) -> None:
     """Refuse to serve on a non-loopback address when no token exists (anyone could drive it).
 
     Raises:
@@ -79,14 +79,14 @@ async def check_bind(store: Store | None, host: str, *, what: str = "the HTTP AP
     if store is not None and await store.list_tokens():
         return
     raise UsageError(
-        f"refusing to serve {what} on {host!r} without any API token: anyone who can reach it "
+        f"refusing to serve on {host!r} without any API token: anyone who can reach it "
         "could manage servers and call tools.\n"
         "  Fix: create one with `mcpstation token create --role admin --name NAME`, or bind to 127.0.0.1."
     )
 
 
 LOCAL_DEV_WARNING = (
-    "no API token exists: local-dev mode, %s answers anyone on this machine without one. "
+    "no API token exists: local-dev mode, anyone on this machine is served without one. "
     "Create a token (`mcpstation token create --role admin --name NAME`) before binding to another address."
 )
 

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from mcpstation.config.models import ServerSpec
+from mcpstation.outcomes import Outcome
 
 
 class _Body(BaseModel):
@@ -98,9 +99,11 @@ class CallToolRequest(RootModel[dict[str, Any]]):
 
 
 class ToolResultBody(_Body):
-    """`ToolResult.to_dict()`: a failed call is `ok: false` with `error`, not an HTTP error."""
+    """`ToolResult.to_dict()`: a failed call is `ok: false` with `outcome` and `error`; the status says
+    which kind of failure (200 when the tool itself reported it)."""
 
     ok: bool
+    outcome: Outcome = Field(description="What became of the call: ok, tool_error, refused, timeout, ...")
     name: str
     text: str
     content: list[dict[str, Any]] = Field(description="MCP content blocks (text, image, audio, resource...).")

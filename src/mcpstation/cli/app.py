@@ -192,7 +192,7 @@ async def _serve_http(server: ApiServer, sock: socket.socket, done: anyio.Event)
 
 async def _announce_http(station: Station, host: str, port: int) -> None:
     if station.store is not None and not await station.store.list_tokens():
-        logger.warning(LOCAL_DEV_WARNING, "the API and the gateway")
+        logger.warning("%s", LOCAL_DEV_WARNING)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"
     logger.info("serving the console at %s/ , the API at %s/api/ and the gateway at %s/mcp", base, base, base)

@@ -74,7 +74,7 @@ def gateway(
                 async with Station(station_config, store=store, hooks=relay) as station:
                     await serve_stdio(station, relay=relay)
                 return
-            await check_bind(store, host, what="the gateway")
+            await check_bind(store, host)
             sock = bind_socket(host, port)
             try:
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -90,7 +90,7 @@ def gateway(
                             relay=relay,
                         )
                         if not await store.list_tokens():
-                            logger.warning(LOCAL_DEV_WARNING, "the gateway")
+                            logger.warning("%s", LOCAL_DEV_WARNING)
                         shown = f"[{host}]" if ":" in host else host
                         logger.info(
                             "gateway serving %d tools at http://%s:%d%s", len(station.tools), shown, bound, GATEWAY_PATH
