@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 from pydantic import TypeAdapter, ValidationError
 
-from mcpstation.config.models import AnyServerSpec, PolicySettings, ServerSpec, StdioServerSpec
+from mcpstation.config.models import AnyServerSpec, InProcessServerSpec, PolicySettings, ServerSpec, StdioServerSpec
 from mcpstation.connection import ServerConnection
 from mcpstation.errors import UsageError
 from mcpstation.events import EventHub, StationEvent
@@ -159,6 +159,8 @@ class DynamicServers:
 
     async def _recheck(self, spec: AnyServerSpec) -> str | None:
         """A runtime-added URL is judged again at every connect: its DNS answer may have changed."""
+        if isinstance(spec, InProcessServerSpec):
+            return None  # only Python builds these; nothing an agent can steer
         admission = await admit(spec, self._policy(), guard=self._guard())
         return None if admission.decision == "allow" else admission.reason
 

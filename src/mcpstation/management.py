@@ -111,8 +111,9 @@ def build_management_server(admin: ServerAdmin) -> Server[Any]:
     async def call_tool(
         ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        caller = (ctx.meta or {}).get(CALLER_META_KEY) or {}
-        actor = f"llm:{caller.get('identity', 'unknown')}"
+        caller = (ctx.meta or {}).get(CALLER_META_KEY)
+        identity = caller.get("identity") if isinstance(caller, dict) else None
+        actor = f"llm:{identity or 'unknown'}"
         args = params.arguments or {}
         refused = False
         try:

@@ -22,7 +22,7 @@ from typing import Any, Self
 
 import anyio
 from anyio.abc import TaskGroup
-from mcp.client.session import ProgressFnT
+from mcp.shared.dispatcher import ProgressFnT
 
 from mcpstation.catalog import (
     Catalog,
@@ -204,11 +204,13 @@ class Station:
         try:
             await self._start()
         except BaseException:
-            await self._shutdown()
-            self._task_group = None
-            self.pool.bind(None)
-            task_group.cancel_scope.cancel()
-            await task_group.__aexit__(None, None, None)
+            try:
+                await self._shutdown()
+            finally:
+                self._task_group = None
+                self.pool.bind(None)
+                task_group.cancel_scope.cancel()
+                await task_group.__aexit__(None, None, None)
             raise
         return self
 
@@ -290,11 +292,16 @@ class Station:
                     )
 
     async def _shutdown(self) -> None:
-        """Stop taking requests, stop every server (bounded), then write the last audit records."""
+        """Stop taking requests, stop every server (bounded), then write the last audit records.
+
+        Shielded: a caller that gives up (a deadline, Ctrl-C) still gets its processes ended and
+        its audit written; each step has its own bound.
+        """
         self._accepting = False
-        await self.pool.shutdown()
-        if self._audit is not None:
-            await self._audit.close()
+        with anyio.CancelScope(shield=True):
+            await self.pool.shutdown()
+            if self._audit is not None:
+                await self._audit.close()
 
     def _changed(self, connection: ServerConnection) -> None:
         self.live_catalog.mark_dirty(connection)

@@ -15,6 +15,7 @@ import pytest
 from api_helpers import START_TIMEOUT_S, demo, running_api
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+from station_helpers import inproc
 
 from mcpstation.api import auth, check_bind
 from mcpstation.errors import UsageError
@@ -51,7 +52,7 @@ def assert_error(response, status: int, kind: str) -> dict:
 
 async def test_every_route_but_the_console_needs_a_valid_token(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")]) as api, api.client() as anonymous:
+        async with running_api(tmp_path, [inproc("demo")]) as api, api.client() as anonymous:
             for method, path in PROTECTED:
                 response = await anonymous.request(method, path)
                 assert_error(response, 401, "Unauthorized")
@@ -65,7 +66,7 @@ async def test_every_route_but_the_console_needs_a_valid_token(tmp_path: Path):
 
 async def test_health_can_be_made_public_and_nothing_else_is(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")], public_health=True) as api, api.client() as anonymous:
+        async with running_api(tmp_path, [inproc("demo")], public_health=True) as api, api.client() as anonymous:
             health = await anonymous.get("/api/health")
             assert health.status_code == 200
             assert health.json()["auth"] == "token" and health.json()["servers"] == {"READY": 1}
@@ -74,7 +75,7 @@ async def test_health_can_be_made_public_and_nothing_else_is(tmp_path: Path):
 
 async def test_user_calls_tools_but_only_admin_manages_servers_reads_audit_and_uses_the_gateway(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")]) as api:
+        async with running_api(tmp_path, [inproc("demo")]) as api:
             async with api.client("user") as user, api.client("admin") as admin:
                 called = await user.post("/api/mcp/tools/mcp_demo_add/call", json={"a": 2, "b": 3})
                 assert called.status_code == 200 and called.json()["ok"] and called.json()["text"] == "5"
@@ -94,7 +95,7 @@ async def test_user_calls_tools_but_only_admin_manages_servers_reads_audit_and_u
 
 
 async def test_user_sees_and_calls_only_the_tools_its_role_may_see(tmp_path: Path):
-    servers = [demo("ops", min_role="admin"), demo("pub")]
+    servers = [inproc("ops", min_role="admin"), inproc("pub")]
     with anyio.fail_after(START_TIMEOUT_S):
         async with running_api(tmp_path, servers) as api:
             async with api.client("user") as user, api.client("admin") as admin:
@@ -109,7 +110,7 @@ async def test_user_sees_and_calls_only_the_tools_its_role_may_see(tmp_path: Pat
 
 async def test_foreign_host_origin_and_cross_site_requests_are_refused(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")], allowed_hosts=["station.internal:*"]) as api:
+        async with running_api(tmp_path, [inproc("demo")], allowed_hosts=["station.internal:*"]) as api:
             async with api.client("admin") as admin:
                 rebound = await admin.get("/api/mcp/tools", headers={"Host": f"evil.example:{api.port}"})
                 assert_error(rebound, 421, "InvalidHost")
@@ -132,7 +133,7 @@ async def test_loopback_without_tokens_is_local_dev_until_a_token_exists(
 ):
     monkeypatch.setattr(auth, "TOKEN_PRESENCE_TTL_S", 0.0)
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")], tokens=False) as api, api.client() as anonymous:
+        async with running_api(tmp_path, [inproc("demo")], tokens=False) as api, api.client() as anonymous:
             assert (await anonymous.get("/api/health")).json()["auth"] == "local-dev"
             added = await anonymous.post("/api/mcp/servers", json=demo("extra"))
             assert added.status_code == 200 and added.json()["ok"]
@@ -174,7 +175,7 @@ def test_up_refuses_a_non_loopback_bind_without_tokens_before_starting_servers(t
 
 async def test_admin_token_reaches_the_gateway_at_mcp(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")]) as api, api.client("admin") as http:
+        async with running_api(tmp_path, [inproc("demo")]) as api, api.client("admin") as http:
             transport = streamable_http_client(f"{api.url}/mcp", http_client=http)
             async with Client(transport) as client:
                 tools = await client.list_tools()

@@ -16,6 +16,7 @@ import anyio
 import httpx2
 import pytest
 from api_helpers import START_TIMEOUT_S, demo, running_api
+from station_helpers import inproc
 
 from _processes import alive, children_of
 from mcpstation.api.serve import SHUTDOWN_GRACE_S
@@ -36,7 +37,7 @@ async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, dict
 
 async def test_event_stream_starts_with_a_snapshot_and_reports_an_added_server(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")]) as api:
+        async with running_api(tmp_path, [inproc("demo")]) as api:
             async with api.client() as anonymous, api.client("admin") as admin:
                 # EventSource cannot send headers: the token goes in the query on this route only.
                 async with anonymous.stream("GET", "/api/events", params={"token": api.tokens["user"]}) as stream:
@@ -67,7 +68,7 @@ async def test_event_stream_starts_with_a_snapshot_and_reports_an_added_server(t
 
 async def test_open_event_streams_do_not_hold_up_shutdown(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")]) as api, api.client("admin") as admin:
+        async with running_api(tmp_path, [inproc("demo")]) as api, api.client("admin") as admin:
             async with admin.stream("GET", "/api/events") as stream:
                 lines = stream.aiter_lines()
                 assert (await anext(lines)).startswith("retry:")

@@ -10,6 +10,7 @@ import anyio
 import pytest
 from api_helpers import START_TIMEOUT_S, demo, running_api
 from starlette.routing import Route
+from station_helpers import inproc
 
 from mcpstation.api.metrics import LATENCY_BUCKETS_S
 
@@ -28,7 +29,7 @@ def samples(text: str) -> dict[str, float]:
 
 async def test_servers_are_managed_through_the_station_rules(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")]) as api, api.client("admin") as admin:
+        async with running_api(tmp_path, [inproc("demo")]) as api, api.client("admin") as admin:
             listed = (await admin.get("/api/mcp/servers")).json()
             [static] = listed["servers"]
             assert (static["name"], static["origin"], static["state"], static["tools"]) == (
@@ -71,7 +72,7 @@ async def test_servers_are_managed_through_the_station_rules(tmp_path: Path):
 
 async def test_bodies_are_validated_and_errors_have_one_shape(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")]) as api, api.client("admin") as admin:
+        async with running_api(tmp_path, [inproc("demo")]) as api, api.client("admin") as admin:
             invalid = await admin.post("/api/mcp/servers", json={"name": "x", "transport": "carrier-pigeon"})
             assert invalid.status_code == 422
             assert invalid.json()["type"] == "ValidationError" and "transport" in invalid.json()["message"]
@@ -91,7 +92,7 @@ async def test_bodies_are_validated_and_errors_have_one_shape(tmp_path: Path):
 
 async def test_catalog_lists_calls_prompts_and_resources_in_the_library_shapes(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")]) as api, api.client("user") as user:
+        async with running_api(tmp_path, [inproc("demo")]) as api, api.client("user") as user:
             tools = {t["name"]: t for t in (await user.get("/api/mcp/tools")).json()["tools"]}
             add = tools["mcp_demo_add"]
             assert (add["server"], add["server_name"], add["tool"]) == ("demo", "demo", "add")
@@ -136,7 +137,7 @@ async def test_catalog_lists_calls_prompts_and_resources_in_the_library_shapes(t
 
 async def test_metrics_count_calls_errors_and_latency_per_tool_and_servers_by_state(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")]) as api, api.client("user") as user:
+        async with running_api(tmp_path, [inproc("demo")]) as api, api.client("user") as user:
             for _ in range(2):
                 await user.post("/api/mcp/tools/mcp_demo_add/call", json={"a": 1, "b": 2})
             await user.post("/api/mcp/tools/mcp_demo_fail/call", json={"message": "no"})
@@ -158,7 +159,7 @@ async def test_metrics_count_calls_errors_and_latency_per_tool_and_servers_by_st
 
 async def test_openapi_document_is_built_from_the_models_and_lists_every_route(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [demo("demo")]) as api, api.client("user") as user:
+        async with running_api(tmp_path, [inproc("demo")]) as api, api.client("user") as user:
             document = json.loads((await user.get("/openapi.json")).text)
             assert document["openapi"].startswith("3.1")
             paths = document["paths"]

@@ -89,7 +89,8 @@ async def test_station_runs_with_an_empty_catalog_when_every_server_fails():
         async with Station(config({"name": "x", "command": "no-such-binary-either"})) as station:
             assert station.tools == []
             result = await station.call_tool("mcp_x_anything", {})
-            assert not result.ok and "no tool" in result.error
+            assert result.outcome is Outcome.UNAVAILABLE
+            assert "server 'x' is not running" in result.error and "command not found" in result.error
 
 
 async def test_ten_servers_taking_one_second_each_start_concurrently():

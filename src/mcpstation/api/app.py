@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
@@ -106,7 +106,7 @@ class _Api:
         by_state: dict[str, int] = {}
         for status in self.station.status().servers:
             by_state[status.state] = by_state.get(status.state, 0) + 1
-        auth = "local-dev" if await self.local_dev.active() else "token"
+        auth: Literal["token", "local-dev"] = "local-dev" if await self.local_dev.active() else "token"
         return Reply(m.Health(version=_package_version(), auth=auth, servers=by_state, tools=len(self.station.tools)))
 
     async def list_servers(self, request: Request, _: None) -> Reply:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -49,7 +49,7 @@ class Operation:
     response: type[BaseModel] | None = None
     media_type: str = "application/json"
     params: tuple[Param, ...] = ()
-    extra_responses: dict[int, tuple[str, type[BaseModel]]] = field(default_factory=dict)
+    extra_responses: Mapping[int, tuple[str, type[BaseModel]]] = field(default_factory=dict)
     tag: str = "mcp"
 
 

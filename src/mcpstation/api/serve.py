@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 
 from mcpstation.errors import UsageError
 
-SHUTDOWN_GRACE_S = 3.0  # open requests and streams get this long to finish at shutdown
+SHUTDOWN_GRACE_S = 3  # seconds open requests and streams get to finish at shutdown (uvicorn takes whole seconds)
 
 
 def bind_socket(host: str, port: int) -> socket.socket:

@@ -7,7 +7,6 @@ from mcpstation.catalog.catalog import (
     CatalogTemplate,
     CatalogTool,
     Conflict,
-    ServerListing,
     tool_selected,
 )
 from mcpstation.catalog.naming import PUBLIC_NAME_PATTERN, public_name, sanitize
@@ -24,6 +23,7 @@ from mcpstation.catalog.results import (
     resource_contents_size,
 )
 from mcpstation.catalog.schemas import anthropic_tools, openai_tools
+from mcpstation.connection.listing import ServerListing
 
 __all__ = [
     "PUBLIC_NAME_PATTERN",

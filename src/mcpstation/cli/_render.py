@@ -8,7 +8,7 @@ from rich.table import Table
 from rich.text import Text
 
 from mcpstation.catalog import CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool, ToolResult
-from mcpstation.station import ServerStatus, StationStatus
+from mcpstation.status import ServerStatus, StationStatus
 
 _STATE_STYLES = {
     "READY": "green",

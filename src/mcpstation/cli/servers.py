@@ -134,7 +134,8 @@ def _change(action: Any, json_output: bool) -> None:
 
     async def body(station: Station) -> ServerChange:
         try:
-            return await action(station)
+            change: ServerChange = await action(station)
+            return change
         except UsageError as exc:
             out.print(str(exc), style="red", markup=False)
             raise _Exit(exc.exit_code) from None

@@ -49,8 +49,8 @@ LogLevel = Literal["debug", "info", "notice", "warning", "error", "critical", "a
 ProtocolChoice = str  # "auto", "legacy" or a released protocol version
 PROTOCOL_CHOICES: tuple[str, ...] = ("auto", "legacy", *HANDSHAKE_PROTOCOL_VERSIONS, *MODERN_PROTOCOL_VERSIONS)
 
-DEFAULT_SERVER_STARTUP_TIMEOUT_S = 10.0
-DEFAULT_STARTUP_TIMEOUT_S = 30.0
+DEFAULT_SERVER_STARTUP_TIMEOUT_S = 30.0  # an `npx -y` server on a cold package cache needs more than 10 s
+DEFAULT_STARTUP_TIMEOUT_S = 60.0  # overall: servers still starting then are left to finish in the background
 DEFAULT_CALL_TIMEOUT_S = 60.0
 DEFAULT_MAX_LIST_PAGES = 100
 DEFAULT_MAX_RESULT_BYTES = 256 * 1024  # what an LLM can sensibly read of one result

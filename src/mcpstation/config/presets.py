@@ -12,9 +12,8 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
-from urllib.parse import urlsplit, urlunsplit
-
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from mcpstation.config.models import AnyServerSpec, StationConfig

@@ -11,9 +11,10 @@ import anyio
 import httpx2
 import mcp_types as types
 import pydantic
-from mcp.client import ClientSession
-from mcp.client._input_required import InputRequiredRoundsExceededError
+from mcp.client import ClientSession, InputRequiredRoundsExceededError
+from mcp.client.auth.exceptions import OAuthFlowError
 from mcp.client.extension import UnexpectedClaimedResult
+from mcp.client.streamable_http import StreamableHTTPError
 from mcp.shared.exceptions import MCPError
 
 from mcpstation.errors import (
@@ -24,6 +25,7 @@ from mcpstation.errors import (
     MessageTooLarge,
     RemoteError,
     ServerError,
+    ServerUnavailable,
     StationError,
 )
 
@@ -113,11 +115,32 @@ def translate_call_errors(*, server: str, tool: str, timeout_s: float | None) ->
             tool=tool,
             server=server,
         ) from exc
-    except (httpx2.TransportError, OSError, EOFError, anyio.BrokenResourceError, anyio.ClosedResourceError) as exc:
+    except (
+        httpx2.TransportError,
+        StreamableHTTPError,
+        OSError,
+        EOFError,
+        anyio.BrokenResourceError,
+        anyio.ClosedResourceError,
+    ) as exc:
         raise ConnectionLost(
             f"connection lost: {tool!r} on server {server!r} failed in transport ({describe_failure(exc)})",
             server=server,
         ) from exc
+    except OAuthFlowError as exc:
+        raise ServerUnavailable(
+            f"server {server!r}: signing in failed while sending {tool!r}: {exc}; sign in again", server=server
+        ) from exc
+    except httpx2.HTTPStatusError as exc:
+        raise RemoteError(
+            f"server {server!r} answered {tool!r} with HTTP {exc.response.status_code}", tool=tool, server=server
+        ) from exc
+    except httpx2.DecodingError as exc:
+        raise InvalidResult(
+            f"server {server!r} sent an undecodable answer to {tool!r}", tool=tool, server=server
+        ) from exc
+    except httpx2.TooManyRedirects as exc:
+        raise RemoteError(f"server {server!r} redirected {tool!r} too many times", tool=tool, server=server) from exc
     except pydantic.ValidationError as exc:
         raise InvalidResult(
             f"server {server!r} sent a result for {tool!r} that does not fit the protocol "

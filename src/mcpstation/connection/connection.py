@@ -20,7 +20,7 @@ from typing import Protocol, TypeVar
 
 import anyio
 import mcp_types as types
-from mcp.client.session import ProgressFnT
+from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpstation.config.models import AnyServerSpec, StationSettings
@@ -146,6 +146,10 @@ class ServerConnection:
     @property
     def server_name(self) -> str | None:
         return self._info.server_name
+
+    @property
+    def restarts(self) -> int:
+        return self._restarts
 
     @property
     def stderr_tail(self) -> tuple[str, ...]:
@@ -334,7 +338,9 @@ class ServerConnection:
 
     def _backoff_delay(self) -> float:
         settings = self.settings
-        delay = min(settings.restart_backoff_max_s, settings.restart_backoff_s * 2 ** max(0, self._failures - 1))
+        delay: float = min(
+            settings.restart_backoff_max_s, settings.restart_backoff_s * 2.0 ** max(0, self._failures - 1)
+        )
         return delay * random.uniform(1 - BACKOFF_JITTER, 1 + BACKOFF_JITTER)
 
     async def wait_for_intent(self, timeout_s: float = math.inf) -> None:

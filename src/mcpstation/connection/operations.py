@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeVar
 import anyio
 import mcp_types as types
 from mcp.client import Client
-from mcp.client.session import ProgressFnT
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 T_co = TypeVar("T_co", covariant=True)

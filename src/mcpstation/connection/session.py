@@ -191,7 +191,7 @@ class Session:
 
         return Client(
             self._watched(open_transport(spec, context)),
-            mode=spec.sdk_mode,  # type: ignore[arg-type]
+            mode=spec.sdk_mode,
             client_info=CLIENT_INFO,
             message_handler=handle,
             cache=None,  # the catalog is our cache; stale SDK pages would only hide changes

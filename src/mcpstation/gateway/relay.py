@@ -43,7 +43,7 @@ from mcp.shared.exceptions import MCPError, NoBackChannelError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpstation.config.models import ServerSpec
+from mcpstation.config.models import AnyServerSpec
 from mcpstation.connection import NO_HOOKS, SessionHooks
 from mcpstation.connection.log_levels import PYTHON_LEVELS
 from mcpstation.gateway._sessions import DownstreamSessions
@@ -51,6 +51,7 @@ from mcpstation.gateway._sessions import DownstreamSessions
 logger = logging.getLogger(__name__)
 
 Capability = Literal["sampling", "elicitation", "roots"]
+SamplingAnswer = types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
 ALL_CAPABILITIES: frozenset[Capability] = frozenset({"sampling", "elicitation", "roots"})
 DEFAULT_UPSTREAM_LOG_LEVEL: types.LoggingLevel = "debug"  # modern upstreams log only when asked; relay all
 
@@ -165,7 +166,7 @@ class GatewayRelay:
 
     # -- SessionHooks ---------------------------------------------------------------------------
 
-    def client_kwargs(self, spec: ServerSpec) -> dict[str, Any]:
+    def client_kwargs(self, spec: AnyServerSpec) -> dict[str, Any]:
         kwargs = dict(self.fallback.client_kwargs(spec))
         name = spec.name
         local_log = kwargs.get("logging_callback") or _local_logger(name)
@@ -179,13 +180,13 @@ class GatewayRelay:
             kwargs["list_roots_callback"] = self._roots_callback(name, kwargs.get("list_roots_callback"))
         return kwargs
 
-    def http_auth(self, spec: ServerSpec) -> httpx2.Auth | None:
+    def http_auth(self, spec: AnyServerSpec) -> httpx2.Auth | None:
         return self.fallback.http_auth(spec)
 
-    async def session_started(self, spec: ServerSpec, client: Client) -> None:
+    async def session_started(self, spec: AnyServerSpec, client: Client) -> None:
         await self.fallback.session_started(spec, client)
 
-    def session_ended(self, spec: ServerSpec, client: Client) -> None:
+    def session_ended(self, spec: AnyServerSpec, client: Client) -> None:
         self.fallback.session_ended(spec, client)
 
     # -- the callbacks ----------------------------------------------------------------------------
@@ -209,11 +210,13 @@ class GatewayRelay:
             if target is not None:
                 result_type = types.CreateMessageResultWithTools if params.tools else types.CreateMessageResult
                 try:
-                    return await target.ask(types.CreateMessageRequest(params=params), result_type)
+                    answer: SamplingAnswer = await target.ask(types.CreateMessageRequest(params=params), result_type)
+                    return answer
                 except NoBackChannelError:
                     pass
             if fallback is not None:
-                return await fallback(ctx, params)
+                sampled: SamplingAnswer = await fallback(ctx, params)
+                return sampled
             return _refusal(server, "sampling")
 
         return sampling
@@ -225,11 +228,15 @@ class GatewayRelay:
             target = self._downstream_for(server, "elicitation")
             if target is not None:
                 try:
-                    return await target.ask(types.ElicitRequest(params=params), types.ElicitResult)
+                    elicited: types.ElicitResult | types.ErrorData = await target.ask(
+                        types.ElicitRequest(params=params), types.ElicitResult
+                    )
+                    return elicited
                 except NoBackChannelError:
                     pass
             if fallback is not None:
-                return await fallback(ctx, params)
+                answered: types.ElicitResult | types.ErrorData = await fallback(ctx, params)
+                return answered
             return _refusal(server, "elicitation")
 
         return elicitation
@@ -239,11 +246,15 @@ class GatewayRelay:
             target = self._downstream_for(server, "roots")
             if target is not None:
                 try:
-                    return await target.ask(types.ListRootsRequest(), types.ListRootsResult)
+                    roots: types.ListRootsResult | types.ErrorData = await target.ask(
+                        types.ListRootsRequest(), types.ListRootsResult
+                    )
+                    return roots
                 except NoBackChannelError:
                     pass
             if fallback is not None:
-                return await fallback(ctx)
+                listed: types.ListRootsResult | types.ErrorData = await fallback(ctx)
+                return listed
             return _refusal(server, "roots")
 
         return list_roots

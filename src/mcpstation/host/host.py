@@ -30,7 +30,7 @@ import httpx2
 import mcp_types as types
 from mcp.client import Client
 
-from mcpstation.config.models import LogLevel, RootSpec, ServerSpec, StationConfig
+from mcpstation.config.models import AnyServerSpec, LogLevel, RootSpec, StationConfig
 from mcpstation.errors import ConfigError
 from mcpstation.host.elicitation import ElicitationHandler, ElicitationModes, Elicitor
 from mcpstation.host.oauth import OAuthProviders, OAuthStore
@@ -41,7 +41,7 @@ from mcpstation.host.server_logs import apply_log_level, effective_level, loggin
 
 logger = logging.getLogger(__name__)
 
-AuthProviderFactory = Callable[[ServerSpec], httpx2.Auth | None]
+AuthProviderFactory = Callable[[AnyServerSpec], httpx2.Auth | None]
 DEFAULT_LOG_LEVEL: LogLevel = "info"
 
 
@@ -130,7 +130,7 @@ class Host:
 
     # -- SessionHooks ------------------------------------------------------------------------------
 
-    def client_kwargs(self, spec: ServerSpec) -> dict[str, Any]:
+    def client_kwargs(self, spec: AnyServerSpec) -> dict[str, Any]:
         """The `Client(...)` callbacks for `spec`: only the capabilities that are on for it."""
         level = effective_level(spec, self.log_level)
         kwargs: dict[str, Any] = {
@@ -148,7 +148,7 @@ class Host:
             kwargs["elicitation_callback"] = self._elicitor.callback_for(spec.name, modes)
         return kwargs
 
-    def http_auth(self, spec: ServerSpec) -> httpx2.Auth | None:
+    def http_auth(self, spec: AnyServerSpec) -> httpx2.Auth | None:
         """An OAuth provider for `spec` from `auth_provider_factory`, else None."""
         if self._auth_provider_factory is None:
             return None
@@ -156,11 +156,11 @@ class Host:
 
     # -- per-server capability decisions -------------------------------------------------------------
 
-    def sampling_enabled_for(self, spec: ServerSpec) -> bool:
+    def sampling_enabled_for(self, spec: AnyServerSpec) -> bool:
         """Whether `spec` may sample (needs a handler as well to be offered)."""
         return spec.sampling if spec.sampling is not None else self.sampling_policy.enabled
 
-    def elicitation_modes_for(self, spec: ServerSpec) -> ElicitationModes:
+    def elicitation_modes_for(self, spec: AnyServerSpec) -> ElicitationModes:
         default = self.elicitation_modes
         return ElicitationModes(
             form=spec.elicitation_form if spec.elicitation_form is not None else default.form,
@@ -182,15 +182,15 @@ class Host:
     def attached(self) -> tuple[str, ...]:
         return tuple(sorted(self._clients))
 
-    async def session_started(self, spec: ServerSpec, client: Client) -> None:
+    async def session_started(self, spec: AnyServerSpec, client: Client) -> None:
         """Everything to do once a session is ready: attach it and set its log level (legacy)."""
         self.attach(spec.name, client)
         await self.apply_log_level(client, spec)
 
-    def session_ended(self, spec: ServerSpec, client: Client) -> None:
+    def session_ended(self, spec: AnyServerSpec, client: Client) -> None:
         self.detach(spec.name, client)
 
-    async def apply_log_level(self, client: Client, spec: ServerSpec) -> bool:
+    async def apply_log_level(self, client: Client, spec: AnyServerSpec) -> bool:
         """`logging/setLevel` for a handshake-era session; see `server_logs.apply_log_level`."""
         return await apply_log_level(client, spec, self.log_level)
 

@@ -41,7 +41,7 @@ import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 from urllib.parse import parse_qs, urlsplit
 
 import anyio
@@ -53,9 +53,9 @@ from mcp.client.auth.extensions.client_credentials import (
     SignedJWTParameters,
 )
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from pydantic import AnyUrl, ValidationError
+from pydantic import AnyUrl, BaseModel, ValidationError
 
-from mcpstation.config.models import OAuthSettings, ServerSpec
+from mcpstation.config.models import AnyServerSpec, OAuthSettings
 
 logger = logging.getLogger(__name__)
 
@@ -118,6 +118,9 @@ def token_file(storage_dir: Path, server: str) -> Path:
 # -- storage ---------------------------------------------------------------------------------------
 
 
+_Model = TypeVar("_Model", bound=BaseModel)
+
+
 class _TokenStorage(abc.ABC):
     """The SDK `TokenStorage` protocol over a record of three JSON fields: `tokens`, `expires_at`
     (seconds since the epoch) and `client_info`. Subclasses say where the record lives."""
@@ -130,7 +133,8 @@ class _TokenStorage(abc.ABC):
         await self._update(tokens=tokens.model_dump(mode="json", exclude_none=True), expires_at=expires_at)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
-        return self._parse(OAuthClientInformationFull, (await self._read()).get("client_info"))
+        raw = (await self._read()).get("client_info")
+        return self._parse(OAuthClientInformationFull, raw)
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         await self._update(client_info=client_info.model_dump(mode="json", exclude_none=True))
@@ -152,7 +156,7 @@ class _TokenStorage(abc.ABC):
     async def _update(self, **changes: Any) -> None:
         """Replace the given fields of the record."""
 
-    def _parse(self, model: Any, raw: object) -> Any:
+    def _parse(self, model: type[_Model], raw: object) -> _Model | None:
         if raw is None:
             return None
         try:
@@ -556,7 +560,7 @@ class _PrivateKeyJWTProvider(_StoredExpiry, PrivateKeyJWTOAuthProvider):
 
 
 def oauth_provider_for(
-    spec: ServerSpec,
+    spec: AnyServerSpec,
     *,
     storage_dir: Path | None = None,
     store: OAuthStore | None = None,
@@ -677,7 +681,7 @@ def _client_credentials_provider(
             storage=storage,
             client_id=settings.client_id,
             client_secret=settings.client_secret.get_secret_value(),
-            token_endpoint_auth_method=method,  # type: ignore[arg-type]
+            token_endpoint_auth_method=method,
             scope=scope,
             issuer=settings.issuer,
         )
@@ -704,9 +708,9 @@ class OAuthProviders:
         self.store = store
         self.redirect_handler = redirect_handler
         self.callback_handler = callback_handler
-        self._providers: dict[str, tuple[ServerSpec, httpx2.Auth]] = {}
+        self._providers: dict[str, tuple[AnyServerSpec, httpx2.Auth]] = {}
 
-    def __call__(self, spec: ServerSpec) -> httpx2.Auth | None:
+    def __call__(self, spec: AnyServerSpec) -> httpx2.Auth | None:
         if getattr(spec, "oauth", None) is None:
             self._providers.pop(spec.name, None)
             return None
@@ -724,14 +728,14 @@ class OAuthProviders:
         self._providers[spec.name] = (spec, provider)
         return provider
 
-    def storage_for(self, spec: ServerSpec) -> FileTokenStorage | StoreTokenStorage:
+    def storage_for(self, spec: AnyServerSpec) -> FileTokenStorage | StoreTokenStorage:
         """The token storage of `spec` (to inspect what is stored)."""
         url: str | None = getattr(spec, "url", None)
         if self.store is not None:
             return StoreTokenStorage(self.store, spec.name, url or "")
         return FileTokenStorage(token_file(self.storage_dir, spec.name), server_url=url)
 
-    async def sign_out(self, spec: ServerSpec) -> None:
+    async def sign_out(self, spec: AnyServerSpec) -> None:
         """Forget the server's tokens and client registration, stored and in memory."""
         self._providers.pop(spec.name, None)
         await self.storage_for(spec).clear()

@@ -20,7 +20,7 @@ from mcp.client.session import LoggingFnT
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpstation.config.models import LogLevel, ServerSpec
+from mcpstation.config.models import AnyServerSpec, LogLevel
 from mcpstation.connection.log_levels import PYTHON_LEVELS
 
 logger = logging.getLogger(__name__)
@@ -59,12 +59,12 @@ def logging_callback_for(server: str, level: LogLevel | None) -> LoggingFnT:
     return logging_callback
 
 
-def effective_level(spec: ServerSpec, default: LogLevel | None = None) -> LogLevel | None:
+def effective_level(spec: AnyServerSpec, default: LogLevel | None = None) -> LogLevel | None:
     """The server's own `log_level`, else the host's default."""
     return spec.log_level if spec.log_level is not None else default
 
 
-async def apply_log_level(client: Client, spec: ServerSpec, default: LogLevel | None = None) -> bool:
+async def apply_log_level(client: Client, spec: AnyServerSpec, default: LogLevel | None = None) -> bool:
     """Ask a handshake-era server to send messages at its level and above (`logging/setLevel`).
 
     The level is `spec.log_level`, else `default`. Call it once the session is ready.

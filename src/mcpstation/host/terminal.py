@@ -122,7 +122,7 @@ class TerminalElicitor:
         out.write(prompt)
         out.flush()
         stdin = self._stdin or sys.stdin
-        line = await anyio.to_thread.run_sync(stdin.readline, abandon_on_cancel=True)
+        line: str = await anyio.to_thread.run_sync(stdin.readline, abandon_on_cancel=True)
         if not line:
             raise _EndOfInput
         return line

@@ -15,7 +15,8 @@ import difflib
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from mcp.client.session import ProgressFnT
+import mcp_types as types
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.uri_template import UriTemplate
 
 from mcpstation.catalog import (
@@ -195,8 +196,8 @@ class Pipeline:
         catalog = self._catalog()
         kind = RequestKind.COMPLETE
         result: AnyResult
-        if ref.type == "ref/prompt":
-            name = ref.name  # type: ignore[union-attr]
+        if isinstance(ref, types.PromptReference):
+            name = ref.name
             prompt = catalog.prompts.get(name)
             if prompt is None:
                 result = self._not_found(kind, name, caller, list(catalog.prompts))
@@ -207,7 +208,7 @@ class Pipeline:
                             context_arguments=context_arguments)
                 )  # fmt: skip
         else:
-            name = ref.uri  # type: ignore[union-attr]
+            name = ref.uri
             template = catalog.templates.get(name)
             if template is None:
                 result = self._not_found(kind, name, caller, [])

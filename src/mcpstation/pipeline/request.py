@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
-from mcp.client.session import ProgressFnT
+from mcp.shared.dispatcher import ProgressFnT
 
 from mcpstation.catalog import (
     AnyResult,

@@ -104,7 +104,7 @@ def _own_outcome(result: ToolResult) -> ToolResult:
     """The station's own servers say a refusal in `_meta`, typed, so it is audited as one."""
     meta = result.raw.meta if result.raw is not None else None
     named = (meta or {}).get(OUTCOME_META_KEY)
-    if named in Outcome.__members__.values() and not result.ok:
+    if isinstance(named, str) and named in Outcome.__members__.values() and not result.ok:
         return replace(result, outcome=Outcome(named))
     return result
 

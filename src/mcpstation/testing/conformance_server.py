@@ -289,7 +289,7 @@ def build_conformance_server() -> MCPServer:
             UserMessage(role="user", content=_text("Please analyze the image above.")),
         ]
 
-    @mcp.completion()
+    @mcp.completion()  # type: ignore[untyped-decorator, no-untyped-call]  # the SDK's decorator has no annotations
     async def complete(
         ref: types.PromptReference | types.ResourceTemplateReference,
         argument: types.CompletionArgument,

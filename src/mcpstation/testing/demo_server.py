@@ -20,6 +20,7 @@ import random
 import signal
 import sys
 import time
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -158,11 +159,12 @@ def build_demo_server(name: str = "demo", echo_note: str = "", registering: bool
         """Ask for a status report (no arguments)."""
         return "Summarise the status of the demo server."
 
-    @mcp.completion()
+    @mcp.completion()  # type: ignore[untyped-decorator, no-untyped-call]  # the SDK's decorator has no annotations
     async def complete(
         ref: types.PromptReference | types.ResourceTemplateReference, argument: types.CompletionArgument, context: Any
     ) -> types.Completion | None:
         """Complete `greet`'s `style` and the notes template's `note_id`."""
+        options: Sequence[str]
         if isinstance(ref, types.PromptReference) and ref.name == "greet" and argument.name == "style":
             options = STYLES
         elif isinstance(ref, types.ResourceTemplateReference) and argument.name == "note_id":
