@@ -88,7 +88,10 @@ def _configure_logging(default_level: int) -> None:
     root.setLevel(level)
     for noisy in ("httpx2", "httpcore", "mcp", "uvicorn"):
         logging.getLogger(noisy).setLevel(max(level, logging.WARNING))
+    # Libraries' warnings (deprecations the SDK raises for the era a server speaks) are for us, not
+    # for the person at the terminal: logged, and shown only at -vv.
     logging.captureWarnings(True)
+    logging.getLogger("py.warnings").setLevel(logging.DEBUG if _globals.verbose >= 2 else logging.CRITICAL)
 
 
 def _load() -> StationConfig:

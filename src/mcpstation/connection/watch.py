@@ -1,8 +1,9 @@
 """What keeps a ready session current and healthy: change notifications, re-listing, health checks.
 
 Handshake-era servers push `list_changed` notifications; 2026-07-28 servers push nothing, so a
-`subscriptions/listen` stream brings their changes. Either way a change asks for a refresh, and
-refreshes within `REFRESH_DEBOUNCE_S` of each other cost one re-listing.
+`subscriptions/listen` stream brings their changes. Either way a change asks for a refresh; the
+refresh waits for a quiet moment (`REFRESH_DEBOUNCE_S` without a new change, at most
+`REFRESH_MAX_DELAY_S`), so a storm of notifications costs a re-listing or two, not one each.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-REFRESH_DEBOUNCE_S = 0.2  # list_changed notifications within this window cost one refresh
+REFRESH_DEBOUNCE_S = 0.2  # a refresh waits until the server has been quiet this long...
+REFRESH_MAX_DELAY_S = 2.0  # ...but never longer than this after the first change it serves
 RESOURCE_KINDS = frozenset({"resources", "templates"})
 
 
@@ -36,9 +38,8 @@ async def refresh_loop(session: Session, client: Client) -> None:
     connection = session.connection
     while True:
         await session.refresh_wake.wait()
-        await anyio.sleep(REFRESH_DEBOUNCE_S)
+        await _quiet_moment(session)
         kinds, session.refresh_kinds = session.refresh_kinds, set()
-        session.refresh_wake = anyio.Event()
         if not kinds:
             continue
         try:
@@ -57,6 +58,20 @@ async def refresh_loop(session: Session, client: Client) -> None:
             len(connection.listing.tools),
         )
         connection.listing_changed()
+
+
+async def _quiet_moment(session: Session) -> None:
+    """Wait until no change has come for `REFRESH_DEBOUNCE_S`, or `REFRESH_MAX_DELAY_S` has passed."""
+    deadline = anyio.current_time() + REFRESH_MAX_DELAY_S
+    while True:
+        session.refresh_wake = anyio.Event()
+        remaining = deadline - anyio.current_time()
+        if remaining <= 0:
+            return
+        with anyio.move_on_after(min(REFRESH_DEBOUNCE_S, remaining)):
+            await session.refresh_wake.wait()
+            continue
+        return
 
 
 async def health_loop(session: Session, client: Client) -> None:
