@@ -42,7 +42,8 @@ async def run_tool_uses(
     """Run the `tool_use` blocks of a message (or of a list of content blocks); returns the `tool_result` blocks.
 
     Raises:
-        UsageError: the payload is neither a message nor a list of content blocks.
+        UsageError: the payload is neither a message nor a list of content blocks, or a
+            `tool_use` block has no `id` or `name`.
     """
     payload = plain(content_blocks)
     if isinstance(payload, dict) and "content" in payload:

@@ -12,10 +12,12 @@ items += response.output
 items += await station_openai.run_tool_calls(station, response)
 ```
 
-`run_tool_calls` takes what the model said: a chat completion, its assistant message, a
-Responses response or its `output` items, as recorded JSON or as the `openai` SDK's objects. It
-answers every function call in it (concurrently; answers in the calls' order) and returns the
-items to append. A failed call is answered, never raised: its text starts with `Error:`.
+`run_tool_calls` takes what the model said last: a chat completion (its first choice), its
+assistant message, a Responses response or its `output` items, as recorded JSON or as the
+`openai` SDK's objects. It answers every function call in it (concurrently; answers in the
+calls' order) and returns the items to append. A failed call is answered, never raised: its
+text starts with `Error:`. Pass the latest answer only, not the whole history: every function
+call in what it is given is run.
 
 Media: Responses function outputs carry images and PDFs themselves. A Chat Completions tool
 message carries text only, so there the media are described in it and, with `attach_media` (the
@@ -61,7 +63,7 @@ async def run_tool_calls(
     """Run the function calls in a model's answer; returns the messages (chat) or items (Responses) to append.
 
     Raises:
-        UsageError: the payload is none of the shapes above.
+        UsageError: the payload is none of the shapes the module docstring lists.
     """
     resolved = resolve_caller(caller, FRAMEWORK)
     payload = plain(message_or_response)
