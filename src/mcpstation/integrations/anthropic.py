@@ -1,0 +1,86 @@
+"""The station's tools in an Anthropic Messages tool-use loop, without the SDK.
+
+```python
+from mcpstation.integrations import anthropic as station_anthropic
+
+message = client.messages.create(model=..., messages=messages, tools=station_anthropic.tools(station))
+messages.append({"role": "assistant", "content": message.content})
+messages.append({"role": "user", "content": await station_anthropic.run_tool_uses(station, message)})
+```
+
+`run_tool_uses` takes the model's message or its content blocks, as recorded JSON or as the
+`anthropic` SDK's objects, runs every `tool_use` block in it (concurrently) and returns one
+`tool_result` block per use, in the uses' order. Images go back as image blocks and PDFs as
+document blocks; audio and other binary content is described in text. A failed call is a
+`tool_result` with `is_error: true`, never an exception. The default caller is the model
+(`llm_caller("anthropic")`, role `user`); pass `caller=` to change it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpstation.catalog import anthropic_tools
+from mcpstation.errors import UsageError
+from mcpstation.integrations._calls import ArgumentsError, PendingCall, call_all, json_arguments, resolve_caller
+from mcpstation.integrations._content import Answer, Media, Text
+from mcpstation.integrations._payloads import as_list, as_object, plain
+from mcpstation.pipeline import Caller
+from mcpstation.station import Station
+
+FRAMEWORK = "anthropic"
+
+
+def tools(station: Station, *, caller: Caller | None = None) -> list[dict[str, Any]]:
+    """The tools `caller` may use, as the Messages API's `tools=`."""
+    return anthropic_tools(station.tools_for(resolve_caller(caller, FRAMEWORK)))
+
+
+async def run_tool_uses(
+    station: Station, content_blocks: object, *, caller: Caller | None = None
+) -> list[dict[str, Any]]:
+    """Run the `tool_use` blocks of a message (or of a list of content blocks); returns the `tool_result` blocks.
+
+    Raises:
+        UsageError: the payload is neither a message nor a list of content blocks, or a
+            `tool_use` block has no `id` or `name`.
+    """
+    payload = plain(content_blocks)
+    if isinstance(payload, dict) and "content" in payload:
+        payload = payload["content"]
+    blocks = [as_object(block, "a content block") for block in as_list(payload, "a message's content blocks")]
+    uses = [block for block in blocks if block.get("type") == "tool_use"]
+    pending: list[PendingCall] = []
+    for use in uses:
+        if not isinstance(use.get("id"), str) or not isinstance(use.get("name"), str):
+            raise UsageError(f"a tool_use block needs a string 'id' and 'name', got {sorted(use)}")
+        try:
+            pending.append((use["name"], json_arguments(use.get("input"))))
+        except ArgumentsError as exc:
+            pending.append((use["name"], exc))
+    answers = await call_all(station, pending, resolve_caller(caller, FRAMEWORK))
+    return [_tool_result(use["id"], answer) for use, answer in zip(uses, answers, strict=True)]
+
+
+def _tool_result(tool_use_id: str, answer: Answer) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
+    if not answer.ok:
+        block["content"] = [{"type": "text", "text": answer.error}]
+        block["is_error"] = True
+        return block
+    # The API rejects an empty text block but takes a result with no content.
+    content = [_block(part) for part in answer.parts if not (isinstance(part, Text) and not part.text)]
+    if content:
+        block["content"] = content
+    return block
+
+
+def _block(part: Text | Media) -> dict[str, Any]:
+    if isinstance(part, Text):
+        return {"type": "text", "text": part.text}
+    if part.is_image:
+        return {"type": "image", "source": {"type": "base64", "media_type": part.mime_type, "data": part.data}}
+    if part.is_document:
+        source = {"type": "base64", "media_type": part.mime_type, "data": part.data}
+        return {"type": "document", "source": source, "title": part.filename}
+    return {"type": "text", "text": part.summary}
