@@ -17,7 +17,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -127,7 +126,7 @@ async def _collect(source: ServerSource, root: Path, node: str) -> None:
     tmp = tempfile.mkdtemp(prefix=f"collect-{source.name}-")
     try:
         if source.needs_git_repo:
-            subprocess.run(["git", "init", "-q", tmp], check=True)
+            await anyio.run_process(["git", "init", "-q", tmp])
         name, instructions, tools = await _list(_params(source, root, node, tmp))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
