@@ -1,5 +1,6 @@
-"""The merged catalog: public names, conflicts, filters, lookups and normalized results."""
+"""The merged catalog: public names, conflicts, filters, lookups, normalized results, search and token estimates."""
 
+from mcpstation.catalog._embed import Embedder, EmbeddingCache, default_embedder
 from mcpstation.catalog.catalog import (
     Catalog,
     CatalogPrompt,
@@ -12,7 +13,22 @@ from mcpstation.catalog.catalog import (
 )
 from mcpstation.catalog.naming import PUBLIC_NAME_PATTERN, public_name, sanitize
 from mcpstation.catalog.results import ToolResult, render_block
-from mcpstation.catalog.schemas import anthropic_tools, openai_tools
+from mcpstation.catalog.schemas import (
+    anthropic_tools,
+    defer_anthropic_tools,
+    defer_openai_tools,
+    openai_responses_tools,
+    openai_tools,
+)
+from mcpstation.catalog.search import SearchHit, ToolIndex
+from mcpstation.catalog.tokens import (
+    estimate_text_tokens,
+    estimate_tool_tokens,
+    estimate_tools_tokens,
+    format_tokens,
+    surface_line,
+    tokens_by_server,
+)
 
 __all__ = [
     "PUBLIC_NAME_PATTERN",
@@ -22,12 +38,26 @@ __all__ = [
     "CatalogTemplate",
     "CatalogTool",
     "Conflict",
+    "Embedder",
+    "EmbeddingCache",
+    "SearchHit",
     "ServerListing",
+    "ToolIndex",
     "ToolResult",
     "anthropic_tools",
+    "default_embedder",
+    "defer_anthropic_tools",
+    "defer_openai_tools",
+    "estimate_text_tokens",
+    "estimate_tool_tokens",
+    "estimate_tools_tokens",
+    "format_tokens",
+    "openai_responses_tools",
     "openai_tools",
     "public_name",
     "render_block",
     "sanitize",
+    "surface_line",
+    "tokens_by_server",
     "tool_selected",
 ]

