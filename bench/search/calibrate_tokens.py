@@ -28,6 +28,8 @@ from mcpstation.catalog import CatalogTool
 from mcpstation.catalog.schemas import anthropic_tools
 from mcpstation.catalog.tokens import _features, estimate_text_tokens, estimate_tool_tokens
 
+TRUTH_FILE = Path(__file__).resolve().parent / "results" / "o200k_counts.json"
+
 
 def corpus() -> list[tuple[str, CatalogTool]]:
     tools, _ = load_catalog()
@@ -58,6 +60,7 @@ def serialise(tool: CatalogTool) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--fit", action="store_true")
+    parser.add_argument("--write-truth", action="store_true", help=f"store texts and counts in {TRUTH_FILE.name}")
     ns = parser.parse_args()
     try:
         import bpe_openai
@@ -100,6 +103,13 @@ def main() -> None:
             f"{np.median(rel):.1%} | {np.percentile(rel, 90):.1%} | {chars4[mask].sum() / t.sum() - 1:+.1%} |"
         )
     print(f"\ncl100k_base total / o200k_base total: {truth_cl.sum() / truth.sum():.3f}")
+    if ns.write_truth:
+        records = [
+            {"lang": lang, "server": tool.server, "name": tool.name, "text": text, "o200k": int(count)}
+            for (lang, tool), text, count in zip(rows, texts, truth, strict=True)
+        ]
+        TRUTH_FILE.write_text(json.dumps(records, ensure_ascii=False, indent=0) + "\n")
+        print(f"wrote {len(records)} texts and their o200k_base counts to {TRUTH_FILE}")
 
 
 if __name__ == "__main__":

