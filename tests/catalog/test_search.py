@@ -269,6 +269,7 @@ def test_hybrid_search_blends_both_rankings_and_embeds_only_changed_tools():
     index.with_server("github", [*(t for t in TOOLS if t.server == "github"), extra])
     assert embedder.passages_embedded == len(TOOLS) + 1  # only the new tool was embedded
 
+    assert index.search("   ") == []
     hidden = index.search("create an issue in the GitHub repo", limit=5, allowed=lambda t: t.server != "github")
     assert hidden and "github" not in {h.tool.server for h in hidden}
 

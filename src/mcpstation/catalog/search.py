@@ -250,6 +250,8 @@ class ToolIndex:
             raise ValueError(f"search limit must be between 1 and {MAX_LIMIT}, got {limit}")
         shards = [self._shards[server]] if server in self._shards else [] if server else list(self._shards.values())
         text = query[:MAX_QUERY_CHARS]
+        if not text.strip():
+            return []  # the model would rank every tool for an empty request, and none is right
         lexical = self._lexical(text, shards)
         if self._embedder is None:
             return _take(lexical, limit, allowed)
