@@ -1,5 +1,6 @@
-"""The merged catalog: public names, conflicts, filters, lookups and normalized results."""
+"""The merged catalog: public names, conflicts, filters, lookups, typed results, search and token estimates."""
 
+from mcpstation.catalog._embed import Embedder, EmbeddingCache, default_embedder
 from mcpstation.catalog.catalog import (
     Catalog,
     CatalogPrompt,
@@ -22,7 +23,22 @@ from mcpstation.catalog.results import (
     render_block,
     resource_contents_size,
 )
-from mcpstation.catalog.schemas import anthropic_tools, openai_tools
+from mcpstation.catalog.schemas import (
+    anthropic_tools,
+    defer_anthropic_tools,
+    defer_openai_tools,
+    openai_responses_tools,
+    openai_tools,
+)
+from mcpstation.catalog.search import SearchHit, ToolIndex
+from mcpstation.catalog.tokens import (
+    estimate_text_tokens,
+    estimate_tool_tokens,
+    estimate_tools_tokens,
+    format_tokens,
+    surface_line,
+    tokens_by_server,
+)
 from mcpstation.connection.listing import ServerListing
 
 __all__ = [
@@ -36,17 +52,31 @@ __all__ = [
     "CompletionResult",
     "Conflict",
     "ContentBlock",
+    "Embedder",
+    "EmbeddingCache",
     "PromptResult",
     "ResourceResult",
+    "SearchHit",
     "ServerListing",
     "SubscriptionResult",
+    "ToolIndex",
     "ToolResult",
     "anthropic_tools",
     "content_size",
+    "default_embedder",
+    "defer_anthropic_tools",
+    "defer_openai_tools",
+    "estimate_text_tokens",
+    "estimate_tool_tokens",
+    "estimate_tools_tokens",
+    "format_tokens",
+    "openai_responses_tools",
     "openai_tools",
     "public_name",
     "render_block",
     "resource_contents_size",
     "sanitize",
+    "surface_line",
+    "tokens_by_server",
     "tool_selected",
 ]

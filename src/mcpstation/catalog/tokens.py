@@ -1,0 +1,114 @@
+"""Schema token estimates: what a tool costs in a model's context before the first word.
+
+A tool is counted as a provider serialises it: its name, description and input schema as compact
+JSON (the Anthropic `{"name", "description", "input_schema"}` shape; the OpenAI function shape
+differs by a few tokens of wrapper). The estimate needs no tokenizer: it counts character classes
+(letter runs, letters, digit groups, punctuation, spaces, CJK and other characters) and weighs them
+with coefficients fitted against o200k_base, the tokenizer of GPT-4o and later
+(bench/search/calibrate_tokens.py). Measured there: a catalog's total within ±3 %, one tool
+within ±7.5 % at the 90th percentile; cl100k_base counts about 2 % fewer. Claude's tokenizer is
+not public: treat figures as GPT-4o tokens.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from typing import Final
+
+from mcpstation.catalog.catalog import CatalogTool
+from mcpstation.catalog.schemas import anthropic_tools
+
+# Weights of: words (ASCII letter runs), extra chunks of long words (one per WORD_CHUNK letters past the
+# first), digit groups of up to 3, punctuation runs, punctuation characters, runs of 2+ whitespace
+# characters, CJK characters, other non-ASCII characters. Fitted (non-negative least squares) by
+# bench/search/calibrate_tokens.py --fit.
+COEFFICIENTS: Final = (0.8372, 0.7179, 1.5855, 0.5912, 0.1998, 6.9449, 0.6013, 4.0185)
+WORD_CHUNK: Final = 7
+
+_LETTERS = re.compile(r"[A-Za-z]+")
+_DIGITS = re.compile(r"[0-9]+")
+_PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]+")
+_WHITESPACE_RUN = re.compile(r"\s{2,}")
+_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+def _features(text: str) -> tuple[int, int, int, int, int, int, int, int]:
+    words = _LETTERS.findall(text)
+    punctuation_runs = _PUNCTUATION.findall(text)
+    cjk = len(_CJK.findall(text))
+    non_ascii = len(text) - len(text.encode("ascii", "ignore"))
+    return (
+        len(words),
+        sum(max(0, math.ceil(len(word) / WORD_CHUNK) - 1) for word in words),
+        sum(math.ceil(len(run) / 3) for run in _DIGITS.findall(text)),
+        len(punctuation_runs),
+        sum(map(len, punctuation_runs)),
+        len(_WHITESPACE_RUN.findall(text)),
+        cjk,
+        non_ascii - cjk,
+    )
+
+
+def estimate_text_tokens(text: str) -> int:
+    """Estimated o200k_base tokens of `text` (at least 1 for non-empty text)."""
+    if not text:
+        return 0
+    weighted = sum(c * f for c, f in zip(COEFFICIENTS, _features(text), strict=True))
+    return max(1, round(weighted))
+
+
+def tool_schema_text(tool: CatalogTool) -> str:
+    """The tool as the model receives it: compact JSON of name, description and input schema."""
+    return json.dumps(anthropic_tools([tool])[0], ensure_ascii=False, separators=(",", ":"))
+
+
+def estimate_tool_tokens(tool: CatalogTool) -> int:
+    """Estimated schema tokens of one tool."""
+    return estimate_text_tokens(tool_schema_text(tool))
+
+
+def estimate_tools_tokens(tools: Iterable[CatalogTool]) -> int:
+    """Estimated schema tokens of a surface: the sum over its tools."""
+    return sum(estimate_tool_tokens(tool) for tool in tools)
+
+
+def tokens_by_server(tools: Iterable[CatalogTool]) -> dict[str, int]:
+    """Estimated schema tokens per server, servers in first-seen order."""
+    totals: dict[str, int] = {}
+    for tool in tools:
+        totals[tool.server] = totals.get(tool.server, 0) + estimate_tool_tokens(tool)
+    return totals
+
+
+def format_tokens(count: int) -> str:
+    """A token count for people: 850, 2.1k, 310k, 1.2M."""
+    if count < 0:
+        raise ValueError(f"a token count cannot be negative, got {count}")
+    if count < 1000:
+        return str(count)
+    if count < 10_000:
+        return f"{count / 1000:.1f}k"
+    if count < 1_000_000:
+        return f"{round(count / 1000)}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+def surface_line(
+    *, catalog_tools: int, catalog_tokens: int, surface_tools: int, surface_tokens: int, tool_search: bool
+) -> str:
+    """The start-up line.
+
+    `catalog: 2,140 tools (~310k tokens); LLM surface with tool search: 7 tools (~2.1k tokens)`
+    """
+    surface = "LLM surface with tool search" if tool_search else "LLM surface"
+    return (
+        f"catalog: {catalog_tools:,} {_tools(catalog_tools)} (~{format_tokens(catalog_tokens)} tokens); "
+        f"{surface}: {surface_tools:,} {_tools(surface_tools)} (~{format_tokens(surface_tokens)} tokens)"
+    )
+
+
+def _tools(count: int) -> str:
+    return "tool" if count == 1 else "tools"
