@@ -281,7 +281,9 @@ class Station:
         for spec in self._active_specs(self.config).values():
             if isinstance(spec, StdioServerSpec):
                 env = {key: value.get_secret_value() for key, value in spec.env.items()}
-                verdict = classify_command(spec.command, spec.args, env)
+                verdict = classify_command(
+                    spec.command, spec.args, env, allowed_packages=self.config.policy.allowed_packages, cwd=spec.cwd
+                )
                 if verdict.verdict == "deny":
                     logger.warning(
                         "static server %r: %s (allowed: static config is trusted)", spec.name, verdict.reason
@@ -592,8 +594,8 @@ class Station:
             self._refresh_specs()
             return self._announce(ServerChange(
                 True, "add", name,
-                f"saved {name!r}, but it needs an operator's approval first ({admission.reason}); "
-                f"approve it with `mcpstation servers approve {name}`",
+                f"saved {name!r} as pending, not connected: waiting for a person: "
+                f"`mcpstation servers approve {name}` ({admission.reason})",
                 "PENDING",
             ))  # fmt: skip
         self._dynamic[name] = DynamicEntry(record)
