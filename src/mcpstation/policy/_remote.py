@@ -83,7 +83,10 @@ SSH_OPTIONS_FORWARDING = frozenset({
 
 
 def _ssh_option(name: str, value: str) -> CommandVerdict | None:
-    key = re.split(r"[=\s]", value.strip(), maxsplit=1)[0].lower()
+    parts = re.split(r"[=\s]+", value.strip(), maxsplit=1)
+    key, setting = parts[0].lower(), (parts[1] if len(parts) > 1 else "").strip().lower()
+    if key == "proxycommand" and setting == "none":
+        return None
     if key in SSH_OPTIONS_RUNNING_COMMANDS:
         return deny(Rule.COMMAND_OPTION, f"{name} -o {value} runs a local command or loads code")
     if key in SSH_OPTIONS_FORWARDING:

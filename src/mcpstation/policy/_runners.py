@@ -124,16 +124,31 @@ def _bin_name(command: str, registry: Registry) -> str:
     return re.split(r"[@=<>!~\[]", command, maxsplit=1)[0]
 
 
-def _inner_deny(label: str, words: Sequence[str], judge: Judge, *, every_word: bool) -> CommandVerdict | None:
-    """A deny for the command the runner starts (or, when parsing was unsure, any word) naming a known program."""
-    starts = range(len(words)) if every_word else range(min(1, len(words)))
-    for start in starts:
-        word = words[start]
+def _inner_deny(label: str, words: Sequence[str], judge: Judge) -> CommandVerdict | None:
+    """When parsing was unsure: a deny for any word that names a known program, judged as the command."""
+    for start, word in enumerate(words):
         if not is_path(word) and is_known(word):
             verdict = judge(word, words[start + 1 :])
             if verdict.verdict is Verdict.DENY:
-                return verdict.within(f"{label} starts {word!r}")
+                return verdict.within(f"{label} may start {word!r}")
     return None
+
+
+def _started_command(
+    label: str, words: Sequence[str], *, named_packages: bool, registry: Registry, judge: Judge
+) -> CommandVerdict | None:
+    """The command a runner starts, judged as a command when it is a path or a known program; None otherwise.
+
+    With `--package`/`--from`/`--spec`, the first word is a command looked up in the packages'
+    environment (npm also searches PATH); without, it is the package, and only its name can
+    name a known program (`npx -y node -e ...`).
+    """
+    command = words[0] if named_packages else _bin_name(words[0], registry)
+    if is_path(command) and not named_packages:
+        return None  # a local package, judged as a package source
+    if not (is_path(command) or is_known(command)):
+        return None
+    return judge(command, words[1:]).within(f"{label} starts {command!r}")
 
 
 def runner_verdict(
@@ -176,16 +191,18 @@ def runner_verdict(
         elif head in options.source:
             held.append(confirm(Rule.PACKAGE_SOURCE, f"{label} {head} changes where packages come from or how"))
     words = list(args[index:])
-    if unsure and (problem := _inner_deny(label, args, judge, every_word=True)):
+    if unsure and (problem := _inner_deny(label, args, judge)):
         return problem
     if not words and not named:
         return confirm(Rule.PACKAGE_NOT_ALLOWED, f"{label} without a package")
     if words and options.registry is Registry.NPM and _SHELL_META.search(words[0]):
         return deny(Rule.SHELL_SYNTAX, f"{label} command {words[0]!r} contains shell syntax (npm runs it in a shell)")
     if words:
-        bin_words = [_bin_name(words[0], options.registry), *words[1:]]
-        if problem := _inner_deny(label, bin_words, judge, every_word=False):
-            return problem
+        inner = _started_command(label, words, named_packages=bool(named), registry=options.registry, judge=judge)
+        if inner is not None and inner.verdict is Verdict.DENY:
+            return inner
+        if inner is not None and inner.verdict is Verdict.CONFIRM:
+            held.append(inner)
     if not named:
         script = _script_verdict(label, words[0]) if options.registry is Registry.PYPI else None
         if script is not None:

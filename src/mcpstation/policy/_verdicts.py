@@ -99,10 +99,5 @@ def worst(verdicts: Sequence[CommandVerdict]) -> CommandVerdict:
     return max(verdicts, key=lambda v: _SEVERITY[v.verdict])
 
 
-def at_least_confirm(verdict: CommandVerdict, fallback: CommandVerdict) -> CommandVerdict:
-    """`verdict` unless it is `allow`, then `fallback` (a `confirm`)."""
-    return fallback if verdict.verdict is Verdict.ALLOW else verdict
-
-
 # judge(command, args) -> verdict: how rule modules hand an inner command back to the classifier
 Judge = Callable[[str, Sequence[str]], CommandVerdict]
