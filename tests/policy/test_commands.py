@@ -408,6 +408,11 @@ RUNNERS_AND_SCRIPTS: list[Case] = [
     ("deno", ["run", "--allow-net", "/opt/s/server.ts"], {}, C, R.SCRIPT),
     ("mystery-server", ["--stdio"], {}, C, R.UNKNOWN_EXECUTABLE),
     ("/usr/local/bin/github-mcp-server", ["stdio"], {}, C, R.UNKNOWN_EXECUTABLE),
+    ("npx", ["-p", "mcp-server-fetch", "python3", "/opt/x.py"], {}, C, R.SCRIPT),
+    ("npx", ["-p", "mcp-server-fetch", "/usr/local/bin/other"], {}, C, R.UNKNOWN_EXECUTABLE),
+    ("npx", ["-p", "mcp-server-fetch", "mcp-fetch-bin"], {}, A, R.ALLOWED_PACKAGE),
+    ("ssh", ["-o", "ProxyCommand=none", "host", "mcp-server"], {}, C, R.REMOTE_HOST),
+    ("mystery", ["--shell", "sh", "/config"], {}, C, R.UNKNOWN_EXECUTABLE),
     ("env", ["FOO=1", "npx", "-y", "mcp-server-fetch"], {}, A, R.ALLOWED_PACKAGE),
     ("timeout", ["30", "uvx", "mcp-server-fetch"], {}, A, R.ALLOWED_PACKAGE),
 ]

@@ -175,7 +175,7 @@ def _judge(command: str, args: list[str], env: dict[str, str], context: _Context
         return deny(Rule.EMPTY_COMMAND, "the command is empty")
     problem = _env_problem(env) or _syntax_problem(command) or _reverse_shell_problem(args)
     if problem is None and not context.in_container:
-        problem = _path_problem(command, context)
+        problem = _path_problem(command)
     if problem is not None:
         return problem
     verdict = _dispatch(program_name(command), command, args, env, context)
@@ -206,7 +206,7 @@ def _syntax_problem(command: str) -> CommandVerdict | None:
     return None
 
 
-def _path_problem(command: str, context: _Context) -> CommandVerdict | None:
+def _path_problem(command: str) -> CommandVerdict | None:
     if not is_path(command):
         return None
     if not is_absolute(command):
@@ -228,15 +228,21 @@ def _argument_problem(args: Sequence[str]) -> CommandVerdict | None:
     for index, arg in enumerate(args):
         if _PIPE_TO_SHELL.search(arg):
             return deny(Rule.PIPE_TO_SHELL, f"argument {arg!r} pipes into a shell")
-        if index + 1 < len(args) and program_name(arg) in SHELLS and _is_inline_shell_flag(args[index + 1]):
+        shell = program_name(arg)
+        if index + 1 < len(args) and shell in SHELLS and _is_inline_shell_flag(shell, args[index + 1]):
             return deny(Rule.INLINE_CODE, f"arguments {arg!r} {args[index + 1]!r} run inline shell code")
     return None
 
 
-def _is_inline_shell_flag(arg: str) -> bool:
+def _is_inline_shell_flag(shell: str, arg: str) -> bool:
     lowered = arg.lower()
+    if shell == "cmd":
+        return lowered.startswith(("/c", "/k", "/r"))
+    if shell in {"powershell", "pwsh"}:
+        parameter = lowered.lstrip("-/\u2013\u2014\u2015")
+        return bool(parameter) and any(full.startswith(parameter) for full in ("command", "encodedcommand", "ec"))
     single = arg.startswith("-") and not arg.startswith("--") and len(arg) > 1
-    return (single and "c" in arg[1:]) or lowered.startswith(("--command", "/c", "/k"))
+    return (single and "c" in arg[1:]) or lowered.startswith("--command")
 
 
 # -- dispatch by kind of program -----------------------------------------------------------------------
