@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from mcpstation import Station, StationConfig
 from mcpstation.cli.app import app
 from mcpstation.config.models import StdioServerSpec
-from mcpstation.policy import Gate, Rule, Verdict, admit_command
+from mcpstation.policy import Gate, Rule, Verdict, admit_command, classify_command
 from mcpstation.store import Store
 
 PY = sys.executable
@@ -162,6 +162,18 @@ async def test_a_pending_server_starts_only_when_a_person_approves_it(tmp_path: 
                 approved = await station.approve_server("later", actor="alice")
                 assert approved.ok and approved.state == "READY"
                 assert (await station.call_tool("mcp_later_add", {"a": 1, "b": 2})).ok
+
+
+async def test_static_config_warns_about_what_the_classifier_denies(caplog: pytest.LogCaptureFixture) -> None:
+    risky = {"name": "risky", "command": PY, "args": ["/tmp/mcpstation-admission-missing/server.py"]}
+    config = StationConfig(servers=[risky], policy=POLICY, station={"startup_timeout_s": SERVER_START_S})
+    expected = classify_command(PY, risky["args"], {}, allowed_packages=POLICY["allowed_packages"])
+    assert expected.rule is Rule.WORLD_WRITABLE
+    with caplog.at_level(logging.WARNING, logger="mcpstation"), anyio.fail_after(START_TIMEOUT_S):
+        async with Station(config) as station:
+            assert not station.connection("risky").is_ready  # static config is trusted: tried, and it fails
+    warned = [r.getMessage() for r in caplog.records if r.getMessage().startswith("static server 'risky'")]
+    assert warned and expected.reason in warned[0]
 
 
 # -- the LLM's management tools ------------------------------------------------------------------------

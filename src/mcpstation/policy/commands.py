@@ -27,11 +27,20 @@ from __future__ import annotations
 import posixpath
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from mcpstation.policy._containers import container_verdict
-from mcpstation.policy._packages import AllowedPackage, is_module_name, module_allowed, parse_allowed
-from mcpstation.policy._paths import is_absolute, is_path, reads_stdin, world_writable_reason
+from mcpstation.policy._context import Context
+from mcpstation.policy._interpreters import (
+    bun_verdict,
+    deno_verdict,
+    interpreter_verdict,
+    java_verdict,
+    node_verdict,
+    python_verdict,
+)
+from mcpstation.policy._packages import parse_allowed
+from mcpstation.policy._paths import is_absolute, is_path, world_writable_reason
 from mcpstation.policy._programs import (
     CONTAINERS,
     DEBUG_SERVERS,
@@ -51,27 +60,13 @@ from mcpstation.policy._programs import (
     SHELL_HOSTS,
     SHELLS,
     SSH_CLIENTS,
-    STDIN_READERS,
     SUB_RUNNERS,
     WRAPPERS,
     program_name,
 )
-from mcpstation.policy._remote import (
-    debugger_program_verdict,
-    git_verdict,
-    inspect_verdict,
-    jdwp_verdict,
-    relay_verdict,
-    ssh_verdict,
-)
-from mcpstation.policy._runners import (
-    NODE_OPTIONS,
-    PIPX_OPTIONS,
-    UV_OPTIONS,
-    install_verdict,
-    python_module_cli,
-    runner_verdict,
-)
+from mcpstation.policy._remote import debugger_program_verdict, git_verdict, jdwp_verdict, relay_verdict, ssh_verdict
+from mcpstation.policy._runners import NODE_OPTIONS, PIPX_OPTIONS, UV_OPTIONS, install_verdict, runner_verdict
+from mcpstation.policy._shells import shell_verdict
 from mcpstation.policy._verdicts import CommandVerdict, Rule, Verdict, allow, confirm, deny
 
 __all__ = ["CommandVerdict", "Rule", "Verdict", "classify_command", "program_name"]
@@ -93,22 +88,8 @@ HIJACKING_ENV_KEYS = frozenset({
 })  # fmt: skip
 HIJACKING_ENV_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_", "NPM_CONFIG_", "YARN_", "PNPM_", "BUN_", "UV_", "PIP_",
                           "PIPX_", "DENO_", "GIT_CONFIG", "LUA_", "COR_", "CORECLR_", "RUBY_DEBUG_")  # fmt: skip
-OWN_MODULE_PREFIX = "mcpstation."
 MAX_NESTING = 8  # wrappers within wrappers: deeper than any real launch line
 
-PYTHON_STDIN_MODULES = frozenset({"code", "asyncio", "pdb", "idlelib", "ipython", "ptpython", "bpython", "sqlite3"})
-PYTHON_INLINE_MODULES = frozenset({"timeit"})
-PYTHON_INSTALL_MODULES = frozenset({"ensurepip", "easy_install"})
-NODE_VALUE_OPTIONS = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader", "--input-type",
-                                "--env-file", "--env-file-if-exists", "-c", "--conditions", "--title"})  # fmt: skip
-NODE_CODE_OPTIONS = frozenset({"-r", "--require", "--import", "--loader", "--experimental-loader", "--env-file",
-                               "--env-file-if-exists"})  # fmt: skip
-DENO_SUBCOMMANDS = frozenset({"run", "serve", "task", "test", "bench", "x", "compile"})
-DENO_VALUE_OPTIONS = frozenset({"-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed",
-                                "--ext", "--preload", "--watch-exclude"})  # fmt: skip
-DENO_FULL_PERMISSIONS = frozenset({"-A", "--allow-all", "--allow-run", "--allow-ffi"})
-POWERSHELL_VALUE_PARAMETERS = ("executionpolicy", "ep", "configurationname", "workingdirectory", "wd", "settingsfile",
-                               "windowstyle", "inputformat", "outputformat", "version", "custompipename")  # fmt: skip
 WRAPPER_VALUE_OPTIONS: Mapping[str, frozenset[str]] = {
     "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
     "nice": frozenset({"-n", "--adjustment"}),
@@ -123,15 +104,6 @@ _SHELL_META = re.compile(r"[;&|`$<>\n\r\x00'\"]")
 _PIPE_TO_SHELL = re.compile(r"\|\s*(sudo\s+)?(\S*/)?(ba|z|da|k|fi|c|tc|a)?sh\b", re.IGNORECASE)
 _ENV_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _DURATION = re.compile(r"^[0-9.]+[smhd]?$")
-
-
-@dataclass(frozen=True, slots=True)
-class _Context:
-    allowed_packages: tuple[AllowedPackage, ...]
-    allowed_commands: tuple[str, ...]
-    cwd: str | None = None
-    in_container: bool = False  # host paths mean nothing inside a container: judge by name only
-    depth: int = 0
 
 
 def classify_command(
@@ -155,7 +127,7 @@ def classify_command(
     Raises:
         ValueError: an `allowed_packages` entry is malformed.
     """
-    context = _Context(parse_allowed(allowed_packages), tuple(allowed_commands), cwd)
+    context = Context(parse_allowed(allowed_packages), tuple(allowed_commands), cwd)
     verdict = _judge(command, list(args), dict(env), context)
     if cwd is not None:
         if reason := world_writable_reason(cwd):
@@ -168,7 +140,7 @@ def classify_command(
     return verdict
 
 
-def _judge(command: str, args: list[str], env: dict[str, str], context: _Context) -> CommandVerdict:
+def _judge(command: str, args: list[str], env: dict[str, str], context: Context) -> CommandVerdict:
     if context.depth > MAX_NESTING:
         return deny(Rule.TOO_DEEP, f"commands nested more than {MAX_NESTING} deep")
     if not command.strip():
@@ -184,9 +156,7 @@ def _judge(command: str, args: list[str], env: dict[str, str], context: _Context
     return _argument_problem(args) or verdict
 
 
-def _inner(
-    command: str, args: Sequence[str], context: _Context, env: Mapping[str, str] | None = None
-) -> CommandVerdict:
+def _inner(command: str, args: Sequence[str], context: Context, env: Mapping[str, str] | None = None) -> CommandVerdict:
     return _judge(command, list(args), dict(env or {}), replace(context, depth=context.depth + 1))
 
 
@@ -248,7 +218,7 @@ def _is_inline_shell_flag(shell: str, arg: str) -> bool:
 # -- dispatch by kind of program -----------------------------------------------------------------------
 
 
-def _dispatch(name: str, command: str, args: list[str], env: dict[str, str], context: _Context) -> CommandVerdict:
+def _dispatch(name: str, command: str, args: list[str], env: dict[str, str], context: Context) -> CommandVerdict:
     if name in PRIVILEGE:
         return deny(Rule.PRIVILEGE, f"{name} runs a command with other privileges")
     if name in WRAPPERS:
@@ -272,7 +242,7 @@ def _dispatch(name: str, command: str, args: list[str], env: dict[str, str], con
             Rule.INTERACTIVE, f"{name} is interactive and can run shell commands: the MCP messages would drive it"
         )
     if name in SHELLS:
-        return _shell_verdict(name, args, context)
+        return shell_verdict(name, args, context)
     if name in SSH_CLIENTS:
         return ssh_verdict(name, args)
     if name == "git":
@@ -285,23 +255,23 @@ def _dispatch(name: str, command: str, args: list[str], env: dict[str, str], con
     if runner is not None:
         return runner
     if name == "bun":
-        return _bun_verdict(args, context)
+        return bun_verdict(args, context)
     if name in INSTALL_VERBS or name in INSTALL_FLAGS:
         return install_verdict(name, args) or confirm(
             Rule.SCRIPT, f"{name} runs what its project files say (package scripts run through a shell)"
         )
     if name in PYTHONS:
-        return _python_verdict(name, args, context)
+        return python_verdict(name, args, context, lambda cmd, more: _inner(cmd, more, context))
     if name in NODES:
-        return _node_verdict(name, args, context)
+        return node_verdict(name, args, context)
     if name == "java":
-        return jdwp_verdict(args) or _java_verdict(args, context)
+        return jdwp_verdict(args) or java_verdict(args, context)
     if name in OTHER_INTERPRETERS:
-        return _interpreter_verdict(name, args, context)
+        return interpreter_verdict(name, args, context)
     return _executable_verdict(command, context)
 
 
-def _runner_dispatch(name: str, args: list[str], context: _Context) -> CommandVerdict | None:
+def _runner_dispatch(name: str, args: list[str], context: Context) -> CommandVerdict | None:
     allowed = context.allowed_packages
 
     def judge(cmd: str, rest: Sequence[str]) -> CommandVerdict:
@@ -320,11 +290,11 @@ def _runner_dispatch(name: str, args: list[str], context: _Context) -> CommandVe
     if name == "uv" and args[:1] == ["run"]:
         return _loose_wrapper_verdict("uv run", args[1:], context)
     if name == "deno":
-        return _deno_verdict(args, context)
+        return deno_verdict(args, context)
     return None
 
 
-def _executable_verdict(command: str, context: _Context) -> CommandVerdict:
+def _executable_verdict(command: str, context: Context) -> CommandVerdict:
     if context.in_container:
         return confirm(Rule.CONTAINER, f"{command!r} in the container")
     if is_absolute(command):
@@ -339,18 +309,10 @@ def _executable_verdict(command: str, context: _Context) -> CommandVerdict:
     return confirm(Rule.UNKNOWN_EXECUTABLE, f"unknown executable {command!r}; nothing vouches for it")
 
 
-def _script_verdict(label: str, script: str, context: _Context) -> CommandVerdict:
-    if reads_stdin(script):
-        return deny(Rule.STDIN_PROGRAM, f"{label} {script} reads its program from stdin (the MCP messages)")
-    if not context.in_container and (reason := world_writable_reason(script, base=context.cwd)):
-        return deny(Rule.WORLD_WRITABLE, f"{label} runs a script that anyone could swap: {reason}")
-    return confirm(Rule.SCRIPT, f"{label} runs the script {script!r}; nothing vouches for it")
-
-
 # -- wrappers ------------------------------------------------------------------------------------------
 
 
-def _wrapper_verdict(name: str, args: list[str], env: dict[str, str], context: _Context) -> CommandVerdict:
+def _wrapper_verdict(name: str, args: list[str], env: dict[str, str], context: Context) -> CommandVerdict:
     takes_value = WRAPPER_VALUE_OPTIONS.get(name, frozenset())
     cwd = context.cwd
     index = 0
@@ -390,7 +352,7 @@ def _wrapper_verdict(name: str, args: list[str], env: dict[str, str], context: _
     return inner.within(f"{name} runs {args[index]!r}")
 
 
-def _loose_wrapper_verdict(label: str, args: Sequence[str], context: _Context) -> CommandVerdict:
+def _loose_wrapper_verdict(label: str, args: Sequence[str], context: Context) -> CommandVerdict:
     """A wrapper whose options we do not parse: every word is judged as if the command started there."""
     verdicts = [
         _inner(word, args[index + 1 :], context).within(f"{label} may run {word!r}")
@@ -403,300 +365,3 @@ def _loose_wrapper_verdict(label: str, args: Sequence[str], context: _Context) -
     return confirm(
         Rule.UNKNOWN_EXECUTABLE, f"{label} runs a command this policy cannot pick out; nothing vouches for it"
     )
-
-
-# -- shells --------------------------------------------------------------------------------------------
-
-
-def _shell_verdict(name: str, args: list[str], context: _Context) -> CommandVerdict:
-    if name == "cmd":
-        for arg in args:
-            if arg.lower().startswith(("/c", "/k", "/r")):
-                return deny(Rule.INLINE_CODE, f"cmd {arg} runs an inline command line")
-        return deny(Rule.STDIN_PROGRAM, "cmd without /c reads its commands from stdin (the MCP messages)")
-    if name in {"powershell", "pwsh", "powershell_ise"}:
-        return _powershell_verdict(name, args, context)
-    if name in {"wsl", "git-bash"}:
-        return deny(Rule.INLINE_CODE, f"{name} runs its arguments as a command line in another shell")
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "-":
-            return deny(Rule.STDIN_PROGRAM, f"{name} - reads its program from stdin (the MCP messages)")
-        if arg == "--":
-            index += 1
-            break
-        if not arg.startswith(("-", "+")):
-            break
-        head = arg.partition("=")[0].lower()
-        if head in {"--command", "--commands", "--init-file", "--rcfile", "--init-command", "-C"} or head == "-c":
-            return deny(Rule.INLINE_CODE, f"{name} {arg} runs inline shell code")
-        single = arg.startswith("-") and not arg.startswith("--")
-        if single and "c" in arg[1:]:
-            return deny(Rule.INLINE_CODE, f"{name} {arg} runs inline shell code")
-        if single and "s" in arg[1:]:
-            return deny(Rule.STDIN_PROGRAM, f"{name} {arg} reads its program from stdin (the MCP messages)")
-        if (single and "i" in arg[1:]) or head == "--interactive":
-            return deny(Rule.STDIN_PROGRAM, f"{name} {arg} is an interactive shell fed the MCP messages")
-        if arg in {"-o", "+o", "-O", "+O"}:
-            index += 1
-        index += 1
-    if index >= len(args):
-        return deny(Rule.STDIN_PROGRAM, f"{name} without a script would run the MCP messages on stdin as commands")
-    return _script_verdict(name, args[index], context)
-
-
-def _powershell_verdict(name: str, args: list[str], context: _Context) -> CommandVerdict:
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "-":
-            return deny(Rule.STDIN_PROGRAM, f"{name} - reads its commands from stdin (the MCP messages)")
-        if not arg.startswith(("-", "/", "\u2013", "\u2014", "\u2015")):
-            if name == "pwsh":
-                return _script_verdict(name, arg, context)
-            return deny(Rule.INLINE_CODE, f"{name} runs the bare argument {arg!r} as a command line")
-        parameter = arg.lstrip("-/\u2013\u2014\u2015").lower().partition(":")[0]
-        if parameter and (
-            "command".startswith(parameter)
-            or "commandwithargs".startswith(parameter)
-            or "encodedcommand".startswith(parameter)
-            or parameter in {"cwa", "ec", "enc"}
-        ):
-            return deny(Rule.INLINE_CODE, f"{name} {arg} runs inline code")
-        if parameter in {"noexit", "interactive"}:
-            return deny(Rule.STDIN_PROGRAM, f"{name} {arg} keeps reading commands from stdin (the MCP messages)")
-        if parameter and "file".startswith(parameter):
-            script = args[index + 1] if index + 1 < len(args) else "-"
-            if script == "-":
-                return deny(Rule.STDIN_PROGRAM, f"{name} {arg} - reads its script from stdin")
-            return _script_verdict(name, script, context)
-        if len(parameter) >= 2 and any(full.startswith(parameter) for full in POWERSHELL_VALUE_PARAMETERS):
-            index += 1
-        index += 1
-    return deny(Rule.STDIN_PROGRAM, f"{name} without -File reads its commands from stdin (the MCP messages)")
-
-
-# -- interpreters --------------------------------------------------------------------------------------
-
-
-def _python_verdict(name: str, args: list[str], context: _Context) -> CommandVerdict:
-    """Scan Python's options the way Python does: short flags combine, `-W`/`-X` take a value, `-m` ends them."""
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "-":
-            return deny(Rule.STDIN_PROGRAM, f"{name} - reads its program from stdin (the MCP messages)")
-        if arg == "--":
-            index += 1
-            break
-        if not arg.startswith("-"):
-            break
-        if arg.startswith("--"):
-            if name == "ipython" and "." in arg.partition("=")[0]:
-                return deny(Rule.INLINE_CODE, f"{name} {arg} sets IPython configuration, which can run code")
-            if arg == "--check-hash-based-pycs":
-                index += 1
-            index += 1
-            continue
-        if name == "py" and (re.fullmatch(r"-[0-9][0-9.]*(?:-32|-64|t)?", arg) or arg.startswith("-V:")):
-            index += 1
-            continue
-        flags = arg[1:]
-        for position, letter in enumerate(flags):
-            if letter == "c":
-                return deny(Rule.INLINE_CODE, f"{name} {arg} runs inline code")
-            if letter == "i":
-                return deny(Rule.STDIN_PROGRAM, f"{name} {arg} reads Python from stdin (the MCP messages)")
-            if letter in "WX":
-                if position == len(flags) - 1:
-                    index += 1
-                break
-            if letter == "m":
-                module = flags[position + 1 :]
-                rest_at = index + 1
-                if not module:
-                    module = args[index + 1] if index + 1 < len(args) else ""
-                    rest_at = index + 2
-                return _module_verdict(name, module, args[rest_at:], context)
-        index += 1
-    if index >= len(args):
-        return deny(Rule.STDIN_PROGRAM, f"{name} without a script reads its program from stdin (the MCP messages)")
-    return _script_verdict(name, args[index], context)
-
-
-def _module_verdict(name: str, module: str, rest: Sequence[str], context: _Context) -> CommandVerdict:
-    label = f"{name} -m {module}"
-    lowered = module.lower()
-    if not module:
-        return deny(Rule.STDIN_PROGRAM, f"{name} -m without a module")
-    if lowered in PYTHON_STDIN_MODULES:
-        return deny(Rule.STDIN_PROGRAM, f"{label} reads code or commands from stdin (the MCP messages)")
-    if lowered in PYTHON_INLINE_MODULES:
-        return deny(Rule.INLINE_CODE, f"{label} runs code given on its command line")
-    if lowered in PYTHON_INSTALL_MODULES:
-        return deny(Rule.PACKAGE_INSTALL, f"{label} installs packages; that is not starting a server")
-    if cli := python_module_cli(module):
-        return _inner(cli, rest, context).within(label)
-    if not is_module_name(module):
-        return confirm(Rule.MODULE_NOT_ALLOWED, f"{label}: not a module name")
-    if module.startswith(OWN_MODULE_PREFIX) and not context.in_container:
-        return allow(Rule.OWN_SERVER, f"{label} is one of the station's own servers")
-    if module_allowed(module, context.allowed_packages):
-        return allow(Rule.ALLOWED_MODULE, f"module {module!r} is on the allowlist")
-    return confirm(Rule.MODULE_NOT_ALLOWED, f"{name} runs module {module!r}, which is not on the allowlist")
-
-
-def _node_verdict(name: str, args: list[str], context: _Context) -> CommandVerdict:
-    debugger = inspect_verdict(name, args)
-    if debugger is not None and debugger.verdict is Verdict.DENY:
-        return debugger
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "-":
-            return deny(Rule.STDIN_PROGRAM, f"{name} - reads its program from stdin (the MCP messages)")
-        if arg == "--":
-            index += 1
-            break
-        if not arg.startswith("-"):
-            break
-        head, has_value, inline = arg.partition("=")
-        lowered = head.lower()
-        single = not arg.startswith("--")
-        if lowered in {"--eval", "--print"} or (single and any(letter in head[1:] for letter in "ep")):
-            return deny(Rule.INLINE_CODE, f"{name} {arg} runs inline code")
-        if lowered == "--interactive" or (single and "i" in head[1:]):
-            return deny(Rule.STDIN_PROGRAM, f"{name} {arg} reads JavaScript from stdin (the MCP messages)")
-        if lowered in NODE_VALUE_OPTIONS or (single and head[-1:] in {"r", "C"}):
-            value = inline if has_value else (args[index + 1] if index + 1 < len(args) else "")
-            if value.lower().startswith("data:"):
-                return deny(Rule.INLINE_CODE, f"{name} {head} with a data: URL runs inline code")
-            if (lowered in NODE_CODE_OPTIONS or head[-1:] == "r") and not context.in_container:
-                if reads_stdin(value):
-                    return deny(Rule.STDIN_PROGRAM, f"{name} {head} {value} loads code from stdin")
-                if is_path(value) and (reason := world_writable_reason(value, base=context.cwd)):
-                    return deny(Rule.WORLD_WRITABLE, f"{name} {head} loads code anyone could swap: {reason}")
-            index += 1 if has_value else 2
-            continue
-        index += 1
-    if index >= len(args):
-        return deny(Rule.STDIN_PROGRAM, f"{name} without a script reads its program from stdin (the MCP messages)")
-    script = _script_verdict(name, args[index], context)
-    return script if script.verdict is Verdict.DENY or debugger is None else debugger
-
-
-def _bun_verdict(args: list[str], context: _Context) -> CommandVerdict:
-    if problem := install_verdict("bun", args):
-        return problem
-    if args[:1] == ["repl"]:
-        return deny(Rule.STDIN_PROGRAM, "bun repl reads JavaScript from stdin (the MCP messages)")
-    if (debugger := inspect_verdict("bun", args)) and debugger.verdict is Verdict.DENY:
-        return debugger
-    words = args[1:] if args[:1] == ["run"] else args
-    for index, arg in enumerate(words):
-        head = arg.partition("=")[0]
-        if head in {"-e", "--eval", "-p", "--print"}:
-            return deny(Rule.INLINE_CODE, f"bun {arg} runs inline code")
-        if arg == "-":
-            return deny(Rule.STDIN_PROGRAM, "bun - reads its program from stdin (the MCP messages)")
-        if not arg.startswith("-"):
-            return _script_verdict("bun", words[index], context)
-    return confirm(Rule.SCRIPT, "bun without a script")
-
-
-def _deno_verdict(args: list[str], context: _Context) -> CommandVerdict:
-    if problem := install_verdict("deno", args):
-        return problem
-    if not args:
-        return deny(Rule.STDIN_PROGRAM, "deno without a script starts a REPL fed the MCP messages")
-    if args[0] == "eval":
-        return deny(Rule.INLINE_CODE, "deno eval runs inline code")
-    if args[0] == "repl":
-        return deny(Rule.STDIN_PROGRAM, "deno repl reads code from stdin (the MCP messages)")
-    subcommand = args[0] if args[0] in DENO_SUBCOMMANDS else "run"
-    words = args[1:] if args[0] in DENO_SUBCOMMANDS else args
-    if (debugger := inspect_verdict("deno", words)) and debugger.verdict is Verdict.DENY:
-        return debugger
-    every_permission: str | None = None
-    index = 0
-    while index < len(words):
-        arg = words[index]
-        if arg == "-":
-            return deny(Rule.STDIN_PROGRAM, "deno run - reads its program from stdin (the MCP messages)")
-        if not arg.startswith("-"):
-            break
-        head, has_value, _ = arg.partition("=")
-        if head in DENO_FULL_PERMISSIONS or (not arg.startswith("--") and "A" in head[1:]):
-            every_permission = arg
-        if head in DENO_VALUE_OPTIONS and not has_value:
-            index += 1
-        index += 1
-    if index >= len(words):
-        return confirm(Rule.SCRIPT, f"deno {subcommand} without a script")
-    target = words[index]
-    lowered = target.lower()
-    if lowered.startswith("data:"):
-        return deny(Rule.INLINE_CODE, f"deno {subcommand} {target[:40]!r} runs inline code")
-    if lowered.startswith(("http://", "https://", "npm:", "jsr:")):
-        if every_permission is not None:
-            return deny(
-                Rule.REMOTE_CODE,
-                f"deno {subcommand} {every_permission} {target} runs remote code with every permission",
-            )
-        return confirm(
-            Rule.PACKAGE_SOURCE, f"deno {subcommand} runs code fetched from {target}; nothing vouches for it"
-        )
-    if subcommand == "task":
-        return confirm(Rule.SCRIPT, f"deno task {target} runs a task from deno.json through a shell")
-    return _script_verdict(f"deno {subcommand}", target, context)
-
-
-def _java_verdict(args: list[str], context: _Context) -> CommandVerdict:
-    for index, arg in enumerate(args):
-        if arg == "-jar" and index + 1 < len(args):
-            return _script_verdict("java -jar", args[index + 1], context)
-        if arg.startswith("-javaagent:") and not context.in_container:
-            agent = arg.removeprefix("-javaagent:").split("=", 1)[0]
-            if reason := world_writable_reason(agent, base=context.cwd):
-                return deny(Rule.WORLD_WRITABLE, f"java {arg} loads an agent anyone could swap: {reason}")
-    return confirm(Rule.SCRIPT, "java runs a class or jar that nothing vouches for")
-
-
-def _interpreter_verdict(name: str, args: list[str], context: _Context) -> CommandVerdict:
-    inline, interactive, value_letters, long_inline = OTHER_INTERPRETERS[name]
-    index = 0
-    while index < len(args):
-        arg = args[index]
-        if arg == "-":
-            return deny(Rule.STDIN_PROGRAM, f"{name} - reads its program from stdin (the MCP messages)")
-        if arg == "--":
-            index += 1
-            break
-        if not arg.startswith("-"):
-            break
-        if arg.partition("=")[0].lower() in long_inline:
-            return deny(Rule.INLINE_CODE, f"{name} {arg} runs inline code")
-        if arg.startswith("--"):
-            index += 1
-            continue
-        letters = arg[1:]
-        for position, letter in enumerate(letters):
-            if letter in inline:
-                return deny(Rule.INLINE_CODE, f"{name} {arg} runs inline code")
-            if letter in interactive:
-                return deny(Rule.STDIN_PROGRAM, f"{name} {arg} reads its program from stdin (the MCP messages)")
-            if letter in value_letters:
-                value = letters[position + 1 :]
-                if not value:
-                    index += 1
-                    value = args[index] if index < len(args) else ""
-                if letter == "f" and name in {"r", "php"}:
-                    return _script_verdict(name, value, context)
-                break
-        index += 1
-    if index >= len(args):
-        if name in STDIN_READERS:
-            return deny(Rule.STDIN_PROGRAM, f"{name} without a script reads its program from stdin (the MCP messages)")
-        return confirm(Rule.SCRIPT, f"{name} without a script")
-    return _script_verdict(name, args[index], context)
