@@ -9,6 +9,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
+from mcpstation.cli import _runner
 from mcpstation.cli.policy import policy_app
 from mcpstation.policy import urls
 
@@ -19,6 +20,7 @@ runner = CliRunner()
 def no_config_around(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """`policy command` reads ./mcpstation.toml or $MCPSTATION_CONFIG: none here unless a test writes one."""
     monkeypatch.delenv("MCPSTATION_CONFIG", raising=False)
+    monkeypatch.setattr(_runner._globals, "config_path", None)  # a `--config` an earlier invocation left
     monkeypatch.chdir(tmp_path)
 
 
