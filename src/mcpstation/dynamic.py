@@ -196,8 +196,8 @@ class DynamicServers:
             )
             return self._announce(ServerChange(
                 True, action, name,
-                f"saved {name!r}, but it is not connected: it is waiting for a person to approve it "
-                f"({admission.reason}). Ask the operator to run `mcpstation servers approve {name}`.",
+                f"saved {name!r} as pending, not connected: waiting for a person: "
+                f"`mcpstation servers approve {name}` ({admission.reason})",
                 ServerState.PENDING,
             ))  # fmt: skip
         self.roster.put(RosterEntry(spec, Origin.DYNAMIC, record=record))

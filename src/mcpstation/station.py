@@ -285,7 +285,9 @@ class Station:
             spec = entry.spec
             if isinstance(spec, StdioServerSpec) and spec.enabled:
                 env = {key: value.get_secret_value() for key, value in spec.env.items()}
-                verdict = classify_command(spec.command, spec.args, env)
+                verdict = classify_command(
+                    spec.command, spec.args, env, allowed_packages=self.config.policy.allowed_packages, cwd=spec.cwd
+                )
                 if verdict.verdict == "deny":
                     logger.warning(
                         "static server %r: %s (allowed: static config is trusted)", spec.name, verdict.reason

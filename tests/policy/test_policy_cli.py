@@ -3,15 +3,25 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import typer
 from typer.testing import CliRunner
 
+from mcpstation.cli import _runner
 from mcpstation.cli.policy import policy_app
 from mcpstation.policy import urls
 
 runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def no_config_around(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`policy command` reads ./mcpstation.toml or $MCPSTATION_CONFIG: none here unless a test writes one."""
+    monkeypatch.delenv("MCPSTATION_CONFIG", raising=False)
+    monkeypatch.setattr(_runner._globals, "config_path", None)  # a `--config` an earlier invocation left
+    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture(autouse=True)
@@ -83,7 +93,34 @@ def test_command_prints_verdict_and_exit_code(argv: list[str], code: int, verdic
     result = runner.invoke(policy_app, argv)
     assert result.exit_code == code, result.output
     data = json.loads(result.stdout)
-    assert data["verdict"] == verdict and data["reason"]
+    assert data["verdict"] == verdict and data["reason"] and data["rule"]
+
+
+def test_command_reads_allowed_packages_from_the_config_and_adds_the_flags(tmp_path: Path) -> None:
+    (tmp_path / "mcpstation.toml").write_text('[policy]\nallowed_packages = ["some-server"]\n')
+    assert runner.invoke(policy_app, ["command", "--", "npx", "-y", "some-server"]).exit_code == 0
+    assert runner.invoke(policy_app, ["command", "--", "npx", "-y", "other-server"]).exit_code == 1
+    flagged = runner.invoke(
+        policy_app, ["command", "--allow-package", "other-server", "--", "npx", "-y", "other-server"]
+    )
+    assert flagged.exit_code == 0
+
+
+def test_command_runtime_judges_as_servers_add_would(tmp_path: Path) -> None:
+    (tmp_path / "mcpstation.toml").write_text('[policy]\nallowed_dynamic_stdio_commands = ["npx", "python"]\n')
+    listed = runner.invoke(policy_app, ["command", "--runtime", "--json", "--", "npx", "-y", "some-server"])
+    assert listed.exit_code == 1 and json.loads(listed.stdout)["rule"] == "package_not_allowed"
+    unlisted = runner.invoke(policy_app, ["command", "--runtime", "--json", "--", "uvx", "some-server"])
+    assert unlisted.exit_code == 2 and json.loads(unlisted.stdout)["rule"] == "command_not_listed"
+    static = runner.invoke(policy_app, ["command", "--json", "--", "uvx", "some-server"])
+    assert static.exit_code == 1
+
+
+def test_command_with_a_broken_config_or_entry_says_so(tmp_path: Path) -> None:
+    assert runner.invoke(policy_app, ["command", "--allow-package", "git+https://x", "--", "npx", "x"]).exit_code == 2
+    (tmp_path / "mcpstation.toml").write_text('[policy]\nallowed_packages = ["../x"]\n')
+    result = runner.invoke(policy_app, ["command", "--", "npx", "x"])
+    assert result.exit_code == 2 and "allowed_packages" in result.output
 
 
 def test_command_rejects_a_malformed_env() -> None:

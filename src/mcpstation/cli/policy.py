@@ -1,9 +1,12 @@
 """`mcpstation policy`: ask the URL guard and the command classifier, for operators and scripts.
 
     mcpstation policy url URL [URL ...] [--for fetch|server] [--json]      exit 0 all allowed, 1 otherwise
-    mcpstation policy command [--env K=V ...] [--json] -- CMD ARGS...      exit 0 allow, 1 confirm, 2 deny
+    mcpstation policy command [--env K=V ...] [--runtime] [--json] -- CMD ARGS...   exit 0 allow, 1 confirm, 2 deny
 
-Neither command runs or fetches anything; `url` asks DNS for host names.
+Neither command runs or fetches anything; `url` asks DNS for host names. `command` reads
+`[policy] allowed_packages` from the config (`--config`, `$MCPSTATION_CONFIG` or `./mcpstation.toml`)
+and adds the `--allow-package` ones; `--runtime` judges the command as `servers add` and the LLM's
+`mcp_add_server` would, `allowed_dynamic_stdio_commands` included.
 """
 
 from __future__ import annotations
@@ -16,11 +19,17 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from mcpstation.policy.commands import classify_command
+from mcpstation.cli._runner import _globals
+from mcpstation.config.loader import load_config, resolve_config_path
+from mcpstation.config.models import PolicySettings, StdioServerSpec
+from mcpstation.errors import StationError
+from mcpstation.policy.admission import admit_command
+from mcpstation.policy.commands import Verdict, classify_command
 from mcpstation.policy.urls import check_url
 
 EXIT_ALLOWED = 0
 EXIT_REFUSED = 1
+EXIT_FOR_VERDICT = {Verdict.ALLOW: 0, Verdict.CONFIRM: 1, Verdict.DENY: 2}  # `policy command`
 
 policy_app = typer.Typer(
     help="Ask the security policy about URLs and stdio commands.", no_args_is_help=True, add_completion=False
@@ -80,16 +89,34 @@ def url_command(
     raise typer.Exit(EXIT_ALLOWED if all(v.allowed for v in verdicts) else EXIT_REFUSED)
 
 
+def _configured_policy() -> PolicySettings:
+    """The `[policy]` table of the config this CLI would load; the defaults when there is none."""
+    path = resolve_config_path(_globals.config_path)
+    if path is None:
+        return PolicySettings()
+    try:
+        return load_config(path).policy
+    except StationError as exc:  # boundary: the CLI turns errors into exit codes
+        Console(stderr=True).print(f"{type(exc).__name__}: {exc}", style="red", markup=False)
+        raise typer.Exit(exc.exit_code) from None
+
+
 @policy_app.command("command")
 def command_command(
     argv: Annotated[list[str], typer.Argument(help="The command and its arguments, after `--`.", show_default=False)],
     env: Annotated[list[str] | None, typer.Option("--env", "-e", help="K=V for the server's environment.")] = None,
     allow_package: Annotated[
-        list[str] | None, typer.Option("--allow-package", help="A package runners may start (repeatable).")
+        list[str] | None,
+        typer.Option("--allow-package", help="A package runners may start, besides policy.allowed_packages."),
     ] = None,
     allow_command: Annotated[
-        list[str] | None, typer.Option("--allow-command", help="An executable to vouch for (repeatable).")
+        list[str] | None,
+        typer.Option("--allow-command", help="An executable servers may use; an absolute path vouches for it."),
     ] = None,
+    runtime: Annotated[
+        bool,
+        typer.Option("--runtime", help="Judge it as a server added at run time (allowed_dynamic_stdio_commands)."),
+    ] = False,
     json_output: JsonOption = False,
 ) -> None:
     """Classify a stdio server command: exit 0 allow, 1 confirm, 2 deny. Nothing is run."""
@@ -99,16 +126,36 @@ def command_command(
         if not sep or not key:
             raise typer.BadParameter(f"expected K=V, got {item!r}", param_hint="--env")
         environment[key] = value
-    verdict = classify_command(
-        argv[0],
-        argv[1:],
-        environment,
-        allowed_packages=tuple(allow_package or ()),
-        allowed_commands=tuple(allow_command or ()),
-    )
-    if json_output:
-        _emit_json(verdict.to_dict())
+    configured = _configured_policy()
+    try:
+        policy = PolicySettings.model_validate({
+            **configured.model_dump(),
+            "allowed_packages": (*configured.allowed_packages, *(allow_package or ())),
+            "allowed_dynamic_stdio_commands": (*configured.allowed_dynamic_stdio_commands, *(allow_command or ())),
+        })  # fmt: skip
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--allow-package") from None
+    if runtime:
+        try:
+            spec = StdioServerSpec.model_validate(
+                {"name": "candidate", "command": argv[0], "args": argv[1:], "env": environment}
+            )
+        except ValueError as exc:
+            raise typer.BadParameter(str(exc), param_hint="CMD") from None
+        admission = admit_command(spec, policy)
+        decision, rule, reason = admission.decision, admission.rule.value, admission.reason
     else:
-        style = {"allow": "green", "confirm": "yellow", "deny": "red"}[verdict.verdict]
-        Console().print(f"[{style}]{verdict.verdict}[/{style}]: {escape(verdict.reason)}", soft_wrap=True)
-    raise typer.Exit(verdict.exit_code)
+        verdict = classify_command(
+            argv[0],
+            argv[1:],
+            environment,
+            allowed_packages=policy.allowed_packages,
+            allowed_commands=tuple(allow_command or ()),
+        )
+        decision, rule, reason = verdict.verdict, verdict.rule.value, verdict.reason
+    if json_output:
+        _emit_json({"verdict": decision.value, "rule": rule, "reason": reason})
+    else:
+        style = {Verdict.ALLOW: "green", Verdict.CONFIRM: "yellow", Verdict.DENY: "red"}[decision]
+        Console().print(f"[{style}]{decision.value}[/{style}]: {escape(reason)}", soft_wrap=True)
+    raise typer.Exit(EXIT_FOR_VERDICT[decision])

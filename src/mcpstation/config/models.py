@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 import ipaddress
+import re
 from typing import Annotated, Any, Literal, Self
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
@@ -352,6 +353,12 @@ class HostSettings(_Frozen):
     elicitation: ElicitationSettings = Field(default_factory=ElicitationSettings)
 
 
+# `[policy] allowed_packages` entries; mcpstation.policy._packages parses them the same way
+_PACKAGE_ENTRY = re.compile(
+    r"^(?:(?:npm|pypi):)?(?:@[A-Za-z0-9][\w.~-]*/)?[A-Za-z0-9][\w.~-]*(?:(?:@|==)[A-Za-z0-9][\w.+!-]*)?$"
+)
+
+
 class PolicySettings(_Frozen):
     """The `[policy]` table."""
 
@@ -360,6 +367,12 @@ class PolicySettings(_Frozen):
     )
     allowed_dynamic_url_prefixes: tuple[str, ...] = Field(
         default=(), description="URL prefixes a server added at run time may use; empty allows none."
+    )
+    allowed_packages: tuple[str, ...] = Field(
+        default=(),
+        description="npm and PyPI packages (and Python modules, by PyPI name) that runners such as npx, uvx and "
+        "`python -m` may start without a person's approval: 'name', 'name@1.2.3', 'name==1.2.3', '@scope/name', "
+        "'npm:name', 'pypi:name'.",
     )
     fetch_block_internal: bool = Field(default=True, description="Refuse fetches of internal addresses.")
     audit_arguments: bool = Field(
@@ -374,6 +387,17 @@ class PolicySettings(_Frozen):
     allowed_internal_cidrs: tuple[str, ...] = Field(
         default=(), description="Internal networks (CIDR) the URL guard lets through anyway."
     )
+
+    @field_validator("allowed_packages")
+    @classmethod
+    def _valid_packages(cls, entries: tuple[str, ...]) -> tuple[str, ...]:
+        for entry in entries:
+            if not _PACKAGE_ENTRY.match(entry.strip()):
+                raise ValueError(
+                    f"{entry!r} is not a package name with an optional version "
+                    "('name', 'name@1.2.3', 'name==1.2.3', '@scope/name', 'npm:name', 'pypi:name')"
+                )
+        return entries
 
     @field_validator("allowed_internal_cidrs")
     @classmethod

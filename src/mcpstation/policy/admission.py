@@ -1,68 +1,110 @@
 """May this server be added at run time? Allowlists first, then command safety or the URL guard.
 
 Seed 003's rule: what an agent may add is limited by `allowed_dynamic_stdio_commands` and
-`allowed_dynamic_url_prefixes`; an empty list forbids that kind. On top of that, a stdio command
-is classified (deny, confirm, allow) and a URL must pass the SSRF guard. Hosts the operator names
-in an allowlisted URL prefix (seed 003's `http://localhost:3000/`) count as explicitly allowed.
+`allowed_dynamic_url_prefixes`; an empty list forbids that kind. Being on the command list only
+means the command may be used: what it runs is judged by the classifier with the packages on
+`allowed_packages`, so `npx` on the list does not vouch for `npx -y anything`. A URL must pass
+the SSRF guard; hosts the operator names in an allowlisted URL prefix (seed 003's
+`http://localhost:3000/`) count as explicitly allowed.
 """
 
 from __future__ import annotations
 
-import os
+import posixpath
 from dataclasses import dataclass
-from typing import Literal
+from enum import StrEnum
 from urllib.parse import urlsplit
 
 from mcpstation.config.models import PolicySettings, ServerSpec, StdioServerSpec
-from mcpstation.policy.commands import classify_command
+from mcpstation.policy._paths import is_absolute
+from mcpstation.policy.commands import Rule, Verdict, classify_command
 from mcpstation.policy.urls import UrlGuard
 
-Decision = Literal["allow", "confirm", "deny"]
+
+class Gate(StrEnum):
+    """The admission steps before (or instead of) the command classifier."""
+
+    STDIO_OFF = "stdio_off"  # allowed_dynamic_stdio_commands is empty
+    COMMAND_NOT_LISTED = "command_not_listed"
+    URL_OFF = "url_off"  # allowed_dynamic_url_prefixes is empty
+    URL_NOT_LISTED = "url_not_listed"
+    URL_REFUSED = "url_refused"  # the SSRF guard said no
+    URL_ALLOWED = "url_allowed"
 
 
 @dataclass(frozen=True, slots=True)
 class Admission:
-    """The verdict on a server added at run time, with the reason in words."""
+    """The verdict on a server added at run time, the rule or gate that decided it, and the reason in words."""
 
-    decision: Decision
+    decision: Verdict
     reason: str
+    rule: Rule | Gate
 
     @property
     def allowed(self) -> bool:
-        return self.decision == "allow"
+        return self.decision is Verdict.ALLOW
 
 
 async def admit(spec: ServerSpec, policy: PolicySettings, *, guard: UrlGuard | None = None) -> Admission:
     """Judge `spec` as a server added at run time. Classifying never runs or connects anything."""
     if isinstance(spec, StdioServerSpec):
-        return _admit_command(spec, policy)
+        return admit_command(spec, policy)
     return await _admit_url(spec.url, policy, guard)
 
 
-def _admit_command(spec: StdioServerSpec, policy: PolicySettings) -> Admission:
+def command_listed(command: str, allowed: tuple[str, ...]) -> bool:
+    """Whether `command` is on `allowed_dynamic_stdio_commands`.
+
+    An absolute entry matches that exact path; a bare entry matches the same bare name (looked up
+    on the station's PATH), never a path that merely ends in it (`/home/x/python` is not `python`).
+    """
+    if is_absolute(command):
+        normal = posixpath.normpath(command)
+        return any(is_absolute(entry) and posixpath.normpath(entry) == normal for entry in allowed)
+    return command in allowed
+
+
+def admit_command(spec: StdioServerSpec, policy: PolicySettings) -> Admission:
+    """Judge a stdio server added at run time: on the command list, then classified with `allowed_packages`."""
     allowed = policy.allowed_dynamic_stdio_commands
     if not allowed:
         return Admission(
-            "deny",
+            Verdict.DENY,
             "servers run as commands may not be added at run time (policy.allowed_dynamic_stdio_commands is empty)",
+            Gate.STDIO_OFF,
         )
-    if spec.command not in allowed and os.path.basename(spec.command) not in allowed:
+    if not command_listed(spec.command, allowed):
         listed = ", ".join(repr(c) for c in allowed)
-        return Admission("deny", f"command {spec.command!r} is not in policy.allowed_dynamic_stdio_commands ({listed})")
+        return Admission(
+            Verdict.DENY,
+            f"command {spec.command!r} is not in policy.allowed_dynamic_stdio_commands ({listed})",
+            Gate.COMMAND_NOT_LISTED,
+        )
     env = {key: value.get_secret_value() for key, value in spec.env.items()}
-    verdict = classify_command(spec.command, spec.args, env, allowed_commands=allowed)
-    return Admission(verdict.verdict, verdict.reason)
+    verdict = classify_command(
+        spec.command,
+        spec.args,
+        env,
+        allowed_packages=policy.allowed_packages,
+        allowed_commands=allowed,
+        cwd=spec.cwd,
+    )
+    return Admission(verdict.verdict, verdict.reason, verdict.rule)
 
 
 async def _admit_url(url: str, policy: PolicySettings, guard: UrlGuard | None) -> Admission:
     prefixes = policy.allowed_dynamic_url_prefixes
     if not prefixes:
         return Admission(
-            "deny", "remote servers may not be added at run time (policy.allowed_dynamic_url_prefixes is empty)"
+            Verdict.DENY,
+            "remote servers may not be added at run time (policy.allowed_dynamic_url_prefixes is empty)",
+            Gate.URL_OFF,
         )
     if not any(url.startswith(prefix) for prefix in prefixes):
         listed = ", ".join(repr(p) for p in prefixes)
-        return Admission("deny", f"URL {url!r} does not start with an allowed prefix ({listed})")
+        return Admission(
+            Verdict.DENY, f"URL {url!r} does not start with an allowed prefix ({listed})", Gate.URL_NOT_LISTED
+        )
     named_hosts = tuple(host for host in (urlsplit(p).hostname for p in prefixes) if host)
     guard = guard or UrlGuard.from_policy(policy)
     guard = UrlGuard(
@@ -73,5 +115,5 @@ async def _admit_url(url: str, policy: PolicySettings, guard: UrlGuard | None) -
     )
     verdict = await guard.check(url, purpose="server")
     if not verdict.allowed:
-        return Admission("deny", f"URL {url!r} refused: {verdict.reason}")
-    return Admission("allow", f"URL {url!r} is allowed by prefix and address")
+        return Admission(Verdict.DENY, f"URL {url!r} refused: {verdict.reason}", Gate.URL_REFUSED)
+    return Admission(Verdict.ALLOW, f"URL {url!r} is allowed by prefix and address", Gate.URL_ALLOWED)
