@@ -24,6 +24,7 @@ from mcpstation.events import EventHub, StationEvent
 from mcpstation.live_catalog import LiveCatalog
 from mcpstation.policy import UrlGuard
 from mcpstation.policy.admission import admit
+from mcpstation.policy.commands import Verdict
 from mcpstation.policy.oauth_guard import oauth_request_guard
 from mcpstation.pool import ConnectionPool
 from mcpstation.roster import Origin, RosterEntry, ServerRoster, Standing
@@ -33,6 +34,7 @@ from mcpstation.store import DynamicServer, Store
 logger = logging.getLogger(__name__)
 
 CONNECT_GRACE_S = 5.0  # beyond a server's own start-up budget, how long a change waits for it
+APPROVAL_LOOKBACK = 1000  # management actions of one server searched for its approval
 
 _SPEC_ADAPTER: TypeAdapter[ServerSpec] = TypeAdapter(ServerSpec)
 
@@ -135,8 +137,12 @@ class DynamicServers:
             else:
                 full = await self._revealed(record.name)
                 admission = await admit(full.spec, self._policy(), guard=self._guard())
-                if admission.decision == "deny":
+                if admission.decision is Verdict.DENY:
                     entry = entry.held(Standing.REFUSED, f"no longer allowed by policy: {admission.reason}")
+                elif admission.decision is Verdict.CONFIRM and not await self._approved(record.name):
+                    # Stored as active under older, looser rules: today a person must say yes first.
+                    reason = f"waiting for approval: {admission.reason}; approve it with `mcpstation servers approve`"
+                    entry = entry.held(Standing.PENDING, reason)
                 else:
                     entry = RosterEntry(full.spec, Origin.DYNAMIC, record=record)
                     launch.append(full.spec)
@@ -144,6 +150,11 @@ class DynamicServers:
                 logger.warning("dynamic server %r not started: %s", record.name, entry.reason)
             self.roster.put(entry)
         return launch
+
+    async def _approved(self, name: str) -> bool:
+        """Whether a person approved this stored server (an `approve` action in the audit)."""
+        actions = await self.store.list_actions(name, None, APPROVAL_LOOKBACK)
+        return any(action.action == "approve" for action in actions)
 
     def launch(self, spec: AnyServerSpec) -> ServerConnection:
         """Connect a dynamic server: a remote one is judged again at every connect, and its OAuth
@@ -162,7 +173,7 @@ class DynamicServers:
         if isinstance(spec, InProcessServerSpec):
             return None  # only Python builds these; nothing an agent can steer
         admission = await admit(spec, self._policy(), guard=self._guard())
-        return None if admission.decision == "allow" else admission.reason
+        return None if admission.decision is Verdict.ALLOW else admission.reason
 
     # -- changes -----------------------------------------------------------------------------------
 
@@ -179,9 +190,9 @@ class DynamicServers:
         if existing is not None:
             return self._refused(action, name, f"a dynamic server named {name!r} exists; remove it first")
         admission = await admit(spec, self._policy(), guard=self._guard())
-        if admission.decision == "deny":
+        if admission.decision is Verdict.DENY:
             return self._refused(action, name, admission.reason)
-        pending = admission.decision == "confirm"
+        pending = admission.decision is Verdict.CONFIRM
         record = await self.store.add_dynamic_server(
             spec,
             actor=actor,
@@ -239,13 +250,20 @@ class DynamicServers:
         entry = self.roster.get(name)
         if entry is None or entry.origin is not Origin.DYNAMIC or entry.standing is not Standing.PENDING:
             return self._refused(action, name, f"no server named {name!r} is waiting for approval")
-        record = await self.store.update_dynamic_server(name, actor=actor, status="active")
+        full = await self._revealed(name)
+        admission = await admit(full.spec, self._policy(), guard=self._guard())
+        if admission.decision is Verdict.DENY:  # the policy may have tightened since it was added
+            return self._refused(action, name, f"no longer allowed by policy: {admission.reason}")
+        if full.status == "active":  # held at start: stored as active under older rules, never approved
+            await self.store.record_action(str(action), actor=actor, server=name)
+            record = full
+        else:
+            record = await self.store.update_dynamic_server(name, actor=actor, status="active")
         if not record.enabled:
             self.roster.put(RosterEntry(entry.spec, Origin.DYNAMIC, Standing.DISABLED, None, record))
             return self._announce(
                 ServerChange(True, action, name, f"approved {name!r}; it is disabled", ServerState.DISABLED)
             )
-        full = await self._revealed(name)
         self.roster.put(RosterEntry(full.spec, Origin.DYNAMIC, record=record))
         return await self._connect(action, full.spec)
 

@@ -10,6 +10,7 @@ import pytest
 from station_helpers import START_TIMEOUT_S, demo
 
 from mcpstation import Station, StationConfig
+from mcpstation.dynamic import parse_spec
 from mcpstation.store import Store
 from mcpstation.testing import serve_demo
 
@@ -155,3 +156,24 @@ async def test_a_runtime_url_is_judged_again_at_connect_time(tmp_path: Path):
                 )
                 assert change.ok and "refused before connecting" in change.message
                 assert "loopback" in change.message
+
+
+async def test_a_server_stored_as_active_under_looser_rules_waits_for_a_person_until_approved(tmp_path: Path):
+    import mcpstation.testing.demo_server as demo_module
+
+    script = {"name": "legacy", "command": sys.executable, "args": [demo_module.__file__]}  # a script: confirm
+    with anyio.fail_after(START_TIMEOUT_S * 2):
+        async with await open_store(tmp_path) as store:
+            await store.add_dynamic_server(parse_spec(script), actor="old-release")  # stored active, never approved
+        async with await open_store(tmp_path) as store, Station(config(), store=store) as station:
+            [held] = [s for s in station.list_servers() if s.name == "legacy"]
+            assert held.state == "PENDING" and "approve" in (held.error or "")
+            assert "legacy" not in station.connections
+            approved = await station.approve_server("legacy", actor="cli")
+            assert approved.ok and approved.state == "READY", approved.message
+        async with await open_store(tmp_path) as store, Station(config(), store=store) as station:
+            assert station.connection("legacy").is_ready  # approved once is approved
+        tightened = config(allowed_dynamic_stdio_commands=["npx"])
+        async with await open_store(tmp_path) as store, Station(tightened, store=store) as station:
+            [refused] = [s for s in station.list_servers() if s.name == "legacy"]
+            assert refused.state == "REFUSED"
