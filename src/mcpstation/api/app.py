@@ -515,7 +515,7 @@ def _endpoint(api: _Api, route: _Route) -> Callable[[Request], Awaitable[Respons
         secrets: Iterable[str] = ()
         try:
             if op.role is not None:
-                require_role(request, op.role)
+                require_role(request, Role(op.role))  # the route table names roles as text
             body = await _read_body(request, op.body) if op.body is not None else None
             reply = await route.handler(request, body)
             if isinstance(reply, Response):
