@@ -287,6 +287,25 @@ async def test_an_in_process_server_receives_our_trace_in_meta_through_the_sdk_w
     assert int(seen["current_span_id"], 16) == server_span.context.span_id
 
 
+async def test_a_layer_with_a_no_op_tracer_still_passes_the_callers_trace_to_the_server(
+    spans: InMemorySpanExporter, meters: MeterProvider
+):
+    station = Station(StationConfig(servers=(traced(),)))
+    telemetry = otel.instrument(station, tracer_provider=trace.NoOpTracerProvider(), meter_provider=meters)
+    try:
+        with anyio.fail_after(TIMEOUT_S):
+            async with station:
+                with trace.get_tracer("agent").start_as_current_span("agent turn") as turn:
+                    result = await station.call_tool(tool(station, "traced", "trace_context"), {})
+    finally:
+        telemetry.close()
+    seen = result.structured
+    assert result.ok and seen is not None
+    [wire] = named(spans, "MCP send tools/call trace_context")
+    assert ours(spans) == [] and parent_of(wire) == turn.get_span_context().span_id
+    assert hex_ids(seen["traceparent"]) == (turn.get_span_context().trace_id, wire.context.span_id)
+
+
 async def test_trace_context_crosses_a_stdio_pipe_and_a_dying_session_is_measured_as_lost(
     spans: InMemorySpanExporter, reader: InMemoryMetricReader, meters: MeterProvider
 ):

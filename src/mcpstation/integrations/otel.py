@@ -35,7 +35,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -99,6 +99,17 @@ _SESSION_LOST = frozenset({ConnectionState.BACKING_OFF, ConnectionState.FAILED})
 # -- the client side: one span and one measurement per request -----------------------------------------
 
 
+@dataclass(slots=True)
+class _Shape:
+    """What every request of one kind to one target carries, worked out once: span name, attributes,
+    and the measurement's attributes by outcome (bounded: the catalog's targets times the outcomes)."""
+
+    server: Attributes  # the server's attributes it was built from; a new object when they change
+    name: str
+    attributes: Attributes
+    measured: dict[Outcome, Attributes] = field(default_factory=dict)
+
+
 class TracingLayer:
     """A pipeline layer (`station.add_layer(TracingLayer(station))`) tracing and timing every request.
 
@@ -125,33 +136,39 @@ class TracingLayer:
             explicit_bucket_boundaries_advisory=list(DURATION_BUCKETS_S),
         )
         self._servers: dict[str, tuple[AnyServerSpec, str | None, Attributes]] = {}
+        self._shapes: dict[tuple[RequestKind, str, str], _Shape] = {}
 
     def __call__(self, handler: Handler) -> Handler:
         async def traced(request: Request) -> AnyResult:
-            attributes = self._attributes(request)
+            shape = self._shape(request)
             started = time.perf_counter()
-            with self._tracer.start_as_current_span(
-                _span_name(request),
-                kind=SpanKind.CLIENT,
-                attributes=attributes,
-                record_exception=False,
-                set_status_on_exception=False,
-            ) as span:
+            span = self._tracer.start_span(shape.name, kind=SpanKind.CLIENT, attributes=shape.attributes)
+            if not span.is_recording() and span.get_span_context() == trace.get_current_span().get_span_context():
+                # A no-op tracer's span is the current context itself: nothing to make current or
+                # annotate, only the measurement to take.
+                return await self._measured(handler, request, shape, started, None)
+            with trace.use_span(span, end_on_exit=True, record_exception=False, set_status_on_exception=False):
                 if span.is_recording():
                     span.set_attributes(_span_only(request))
-                try:
-                    result = await handler(request)
-                except anyio.get_cancelled_exc_class():
-                    self._finish(span, attributes, started, Outcome.CANCELLED, None)
-                    raise
-                except Exception as exc:  # a programming error below: recorded, then raised as itself
-                    span.record_exception(exc)
-                    self._finish(span, attributes, started, None, None, error_type=type(exc).__qualname__)
-                    raise
-                self._finish(span, attributes, started, result.outcome, result)
-                return result
+                return await self._measured(handler, request, shape, started, span)
 
         return traced
+
+    async def _measured(
+        self, handler: Handler, request: Request, shape: _Shape, started: float, span: Span | None
+    ) -> AnyResult:
+        try:
+            result = await handler(request)
+        except anyio.get_cancelled_exc_class():
+            self._finish(span, shape, started, Outcome.CANCELLED, None)
+            raise
+        except Exception as exc:  # a programming error below: recorded, then raised as itself
+            if span is not None:
+                span.record_exception(exc)
+            self._finish(span, shape, started, None, None, error_type=type(exc).__qualname__)
+            raise
+        self._finish(span, shape, started, result.outcome, result)
+        return result
 
     def server_attributes(self, server: str) -> Attributes:
         """What every span and measurement about `server` carries (its transport, address, protocol)."""
@@ -165,44 +182,60 @@ class TracingLayer:
             self._servers[server] = cached
         return cached[2]
 
-    def _attributes(self, request: Request) -> Attributes:
-        attributes: Attributes = {**self.server_attributes(request.server), "mcp.method.name": request.kind.value}
+    def _shape(self, request: Request) -> _Shape:
         kind = request.kind
-        if kind is RequestKind.CALL_TOOL:
-            attributes["gen_ai.operation.name"] = "execute_tool"
-            attributes["gen_ai.tool.name"] = request.target
-        elif kind is RequestKind.GET_PROMPT or (kind is RequestKind.COMPLETE and _completes_prompt(request)):
-            attributes["gen_ai.prompt.name"] = request.target
-        return attributes
+        # Resource URIs are neither in names nor in measurements: one shape per server for them.
+        key = (kind, request.server, "" if kind in _URI_KINDS else request.target)
+        server = self.server_attributes(request.server)
+        shape = self._shapes.get(key)
+        if shape is None or shape.server is not server:
+            attributes: Attributes = {**server, "mcp.method.name": kind.value}
+            if kind is RequestKind.CALL_TOOL:
+                attributes["gen_ai.operation.name"] = "execute_tool"
+                attributes["gen_ai.tool.name"] = request.target
+            elif kind is RequestKind.GET_PROMPT or (kind is RequestKind.COMPLETE and _completes_prompt(request)):
+                attributes["gen_ai.prompt.name"] = request.target
+            shape = _Shape(server, _span_name(request), attributes)
+            self._shapes[key] = shape
+        return shape
 
     def _finish(
         self,
-        span: Span,
-        attributes: Attributes,
+        span: Span | None,
+        shape: _Shape,
         started: float,
         outcome: Outcome | None,
         result: AnyResult | None,
         *,
         error_type: str | None = None,
     ) -> None:
-        measured = dict(attributes)
+        duration_s = time.perf_counter() - started
         if outcome is not None:
-            measured[OUTCOME_ATTRIBUTE] = outcome.value
             served = _SERVED.get()
             if served is not None:
                 served.outcome = outcome
         upstream = result.upstream_error if result is not None else None
-        if upstream is not None:
-            measured["rpc.response.status_code"] = str(upstream.code)
-        if error_type is None and outcome is not None and not outcome.ok:
-            error_type = str(upstream.code) if upstream is not None else outcome.value
-        if error_type is not None:
-            measured["error.type"] = error_type
-        if span.is_recording():
-            span.set_attributes({key: value for key, value in measured.items() if key not in attributes})
+        measured = shape.measured.get(outcome) if outcome is not None and upstream is None else None
+        if measured is None:
+            measured = dict(shape.attributes)
+            if outcome is not None:
+                measured[OUTCOME_ATTRIBUTE] = outcome.value
+                if not outcome.ok:
+                    measured["error.type"] = str(upstream.code) if upstream is not None else outcome.value
+            if upstream is not None:
+                measured["rpc.response.status_code"] = str(upstream.code)
             if error_type is not None:
+                measured["error.type"] = error_type
+            if outcome is not None and upstream is None:
+                shape.measured[outcome] = measured
+        if span is not None and span.is_recording():
+            span.set_attributes({key: value for key, value in measured.items() if key not in shape.attributes})
+            if "error.type" in measured:
                 span.set_status(StatusCode.ERROR, _status_description(outcome, result))
-        self._duration.record(time.perf_counter() - started, measured)
+        self._duration.record(duration_s, measured)
+
+
+_URI_KINDS = frozenset({RequestKind.READ_RESOURCE, RequestKind.SUBSCRIBE, RequestKind.UNSUBSCRIBE})
 
 
 def _span_name(request: Request) -> str:
@@ -223,7 +256,7 @@ def _completes_prompt(request: Request) -> bool:
 def _span_only(request: Request) -> Attributes:
     """Attributes a span carries and a measurement must not (unbounded, or about the caller)."""
     attributes: Attributes = {"mcpstation.caller.face": request.caller.face.value}
-    if request.kind in (RequestKind.READ_RESOURCE, RequestKind.SUBSCRIBE, RequestKind.UNSUBSCRIBE):
+    if request.kind in _URI_KINDS:
         attributes["mcp.resource.uri"] = request.target
     elif request.name != request.target:
         attributes["mcpstation.public_name"] = request.name
