@@ -53,6 +53,7 @@ WARMUP_CALLS = 100
 LAYER_REQUESTS = 20_000
 NO_LAYER = "station, no telemetry layer"
 RECORDING = "station + TracingLayer, SDK providers recording"
+SDK_ALONE = "OpenTelemetry SDK alone: one span + one record"
 
 Samples = dict[str, list[float]]
 
@@ -67,8 +68,12 @@ class Recording:
         self.meter_provider = MeterProvider(metric_readers=[InMemoryMetricReader()], shutdown_on_exit=False)
 
 
-async def interleaved(sides: dict[str, Callable[[], Awaitable[Any]]], rounds: int, calls: int, recording: Recording,
-                      recording_side: str) -> tuple[Samples, Samples]:  # fmt: skip
+Sides = dict[str, Callable[[], Awaitable[Any]]]
+
+
+async def interleaved(
+    sides: Sides, rounds: int, calls: int, spans: InMemorySpanExporter, recording: frozenset[str]
+) -> tuple[Samples, Samples]:
     """CPU and wall seconds per call of each side, per round; the order rotates each round."""
     cpu: Samples = {name: [] for name in sides}
     wall: Samples = {name: [] for name in sides}
@@ -77,15 +82,15 @@ async def interleaved(sides: dict[str, Callable[[], Awaitable[Any]]], rounds: in
         shift = round_no % len(names)
         for name in names[shift:] + names[:shift]:
             call = sides[name]
-            recording.spans.clear()
+            spans.clear()
             cpu_started, wall_started = time.process_time(), time.perf_counter()
             for _ in range(calls):
                 await call()
             wall[name].append((time.perf_counter() - wall_started) / calls)
             cpu[name].append((time.process_time() - cpu_started) / calls)
-            recorded = len(recording.spans.get_finished_spans())
-            expected = calls if name == recording_side else 0
-            assert recorded == expected, f"{name!r} recorded {recorded} spans of ours, not {expected}"
+            recorded = len(spans.get_finished_spans())
+            expected = calls if name in recording else 0
+            assert recorded == expected, f"{name!r} recorded {recorded} spans, not {expected}"
     return cpu, wall
 
 
@@ -117,11 +122,12 @@ async def run(rounds: int, calls: int) -> None:
         for call in sides.values():
             for _ in range(WARMUP_CALLS):
                 await call()
-        cpu, wall = await interleaved(sides, rounds, calls, recording, RECORDING)
+        cpu, wall = await interleaved(sides, rounds, calls, recording.spans, frozenset({RECORDING}))
         report("part 1: the call path", cpu, wall, NO_LAYER, f"{calls} sequential calls x {rounds} rounds")
 
         alone = layers_alone(stations["noop"], recording)
-        cpu, _ = await interleaved(alone, rounds, LAYER_REQUESTS, recording, "TracingLayer, SDK providers recording")
+        recorders = frozenset({"TracingLayer, SDK providers recording", SDK_ALONE})
+        cpu, _ = await interleaved(alone, rounds, LAYER_REQUESTS, recording.spans, recorders)
         report("part 2: the layer alone", cpu, None, "no layer", f"{LAYER_REQUESTS:,} requests x {rounds} rounds")
 
 
@@ -142,16 +148,32 @@ def layers_alone(station: Station, recording: Recording) -> dict[str, Callable[[
         )(bottom),
         "MetricsLayer (prometheus_client)": MetricsLayer()(bottom),
     }
-    return {name: (lambda handler=handler: handler(request)) for name, handler in handlers.items()}
+    sides: dict[str, Callable[[], Awaitable[Any]]] = {
+        name: (lambda handler=handler: handler(request)) for name, handler in handlers.items()
+    }
+    # What the recording side cannot go below: the SDK itself, one span and one measurement with
+    # the same attributes, nothing of ours around them.
+    attributes = otel.TracingLayer(station)._shape(request).attributes
+    tracer = recording.tracer_provider.get_tracer("bench")
+    histogram = recording.meter_provider.get_meter("bench").create_histogram("bench.duration")
+
+    async def sdk_alone() -> None:
+        tracer.start_span("tools/call echo", attributes=attributes).end()
+        histogram.record(0.001, attributes)
+
+    sides[SDK_ALONE] = sdk_alone
+    return sides
 
 
 def report(title: str, cpu: Samples, wall: Samples | None, base: str, what: str) -> None:
     print(f"\n{title}: per request, {what}; min | median; extra over {base!r} by the min")
-    header = f"  {'side':<50} {'client CPU (us)':>22} {'extra':>9}"
+    header = f"  {'side':<50} {'client CPU (us)':>22} {'extra':>9} {'(us)':>7}"
     print(header + (f"   {'wall (us)':>18} {'extra':>9}" if wall is not None else ""))
     for name in cpu:
         c_min, c_med = min(cpu[name]), statistics.median(cpu[name])
-        line = f"  {name:<50} {c_min * 1e6:9.1f} | {c_med * 1e6:9.1f} {c_min / min(cpu[base]) - 1:+9.1%}"
+        c_base = min(cpu[base])
+        extra = f"{c_min / c_base - 1:+9.1%} {(c_min - c_base) * 1e6:+7.1f}"
+        line = f"  {name:<50} {c_min * 1e6:9.1f} | {c_med * 1e6:9.1f} {extra}"
         if wall is not None:
             w_min, w_med = min(wall[name]), statistics.median(wall[name])
             line += f"   {w_min * 1e6:7.1f} | {w_med * 1e6:7.1f} {w_min / min(wall[base]) - 1:+9.1%}"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import anyio
 from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessCollector
@@ -77,6 +78,7 @@ class MetricsLayer:
             registry=self.registry,
         )
         ProcessCollector(registry=self.registry)  # this process's CPU, memory and open files
+        self._series: dict[tuple[RequestKind, str, str, Outcome], _Series] = {}
 
     def __call__(self, handler: Handler) -> Handler:
         async def measured(request: Request) -> AnyResult:
@@ -93,16 +95,35 @@ class MetricsLayer:
 
     def observe(self, request: Request, outcome: Outcome, duration_s: float) -> None:
         """Count one answered request."""
+        key = (request.kind, request.server, request.target if request.kind is RequestKind.CALL_TOOL else "", outcome)
+        series = self._series.get(key)
+        if series is None:
+            series = self._series[key] = self._bind(request, outcome)
+        for counter in series.counters:
+            counter.inc()
+        for histogram in series.histograms:
+            histogram.observe(duration_s)
+
+    def _bind(self, request: Request, outcome: Outcome) -> _Series:
         kind, server = request.kind.value, request.server
-        self._requests.labels(kind, server, outcome.value).inc()
-        self._request_latency.labels(kind, server).observe(duration_s)
+        counters = [self._requests.labels(kind, server, outcome.value)]
+        histograms = [self._request_latency.labels(kind, server)]
         if request.kind is RequestKind.CALL_TOOL:
             tool = request.target
-            self._tool_calls.labels(server, tool, outcome.value).inc()
+            counters.append(self._tool_calls.labels(server, tool, outcome.value))
             errors = self._tool_errors.labels(server, tool)  # present (at 0) from a tool's first call on
             if not outcome.ok:
-                errors.inc()
-            self._tool_latency.labels(server, tool).observe(duration_s)
+                counters.append(errors)
+            histograms.append(self._tool_latency.labels(server, tool))
+        return _Series(tuple(counters), tuple(histograms))
+
+
+@dataclass(frozen=True, slots=True)
+class _Series:
+    """The labelled series one kind of answer counts into, bound once (the catalog bounds them)."""
+
+    counters: tuple[Counter, ...]
+    histograms: tuple[Histogram, ...]
 
 
 class _StationState(Collector):
