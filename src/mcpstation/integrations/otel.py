@@ -356,7 +356,8 @@ def instrument(
     """Trace and measure every request of `station` and time its upstream sessions.
 
     Without providers, the global ones (`opentelemetry.trace.set_tracer_provider`, or
-    `opentelemetry-instrument`) are used, looked up at each request.
+    `opentelemetry-instrument`) are used, even when they are set after this call. `close()` on the
+    result stops the session clock; the layer stays in the request path.
     """
     layer = TracingLayer(station, tracer_provider=tracer_provider, meter_provider=meter_provider)
     station.add_layer(layer)
