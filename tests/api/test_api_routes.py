@@ -1,4 +1,4 @@
-"""The API's routes against real demo servers: servers, catalog, calls, audit, metrics, OpenAPI."""
+"""The API's routes against real demo servers: servers, catalog, calls, audit, OpenAPI (metrics: test_metrics.py)."""
 
 from __future__ import annotations
 
@@ -12,19 +12,7 @@ from api_helpers import START_TIMEOUT_S, demo, running_api
 from starlette.routing import Route
 from station_helpers import inproc
 
-from mcpstation.api.metrics import LATENCY_BUCKETS_S
-
 pytestmark = pytest.mark.anyio
-
-
-def samples(text: str) -> dict[str, float]:
-    """Exposition lines as {'name{labels}': value}."""
-    found = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            key, _, value = line.rpartition(" ")
-            found[key] = float(value)
-    return found
 
 
 async def test_servers_are_managed_through_the_station_rules(tmp_path: Path):
@@ -133,28 +121,6 @@ async def test_catalog_lists_calls_prompts_and_resources_in_the_library_shapes(t
             assert (await user.get("/api/mcp/resources/read")).status_code == 400
             unknown = await user.get("/api/mcp/resources/read", params={"uri": "nowhere://x"})
             assert unknown.status_code == 404 and unknown.json()["type"] == "ToolNotFound"
-
-
-async def test_metrics_count_calls_errors_and_latency_per_tool_and_servers_by_state(tmp_path: Path):
-    with anyio.fail_after(START_TIMEOUT_S):
-        async with running_api(tmp_path, [inproc("demo")]) as api, api.client("user") as user:
-            for _ in range(2):
-                await user.post("/api/mcp/tools/mcp_demo_add/call", json={"a": 1, "b": 2})
-            await user.post("/api/mcp/tools/mcp_demo_fail/call", json={"message": "no"})
-            response = await user.get("/metrics")
-            assert response.headers["content-type"].startswith("text/plain; version=0.0.4")
-            found = samples(response.text)
-            assert found['mcpstation_tool_calls_total{server="demo",tool="add",outcome="ok"}'] == 2
-            assert found['mcpstation_tool_calls_total{server="demo",tool="fail",outcome="error"}'] == 1
-            assert found['mcpstation_tool_errors_total{server="demo",tool="fail"}'] == 1
-            assert found['mcpstation_tool_call_duration_seconds_count{server="demo",tool="add"}'] == 2
-            assert found['mcpstation_tool_call_duration_seconds_bucket{server="demo",tool="add",le="+Inf"}'] == 2
-            assert found['mcpstation_tool_call_duration_seconds_sum{server="demo",tool="add"}'] > 0
-            last = repr(LATENCY_BUCKETS_S[-1])
-            assert found[f'mcpstation_tool_call_duration_seconds_bucket{{server="demo",tool="add",le="{last}"}}'] == 2
-            assert found['mcpstation_servers{state="READY"}'] == 1
-            assert found['mcpstation_catalog_entries{kind="tools"}'] == 12
-            assert "# TYPE mcpstation_tool_call_duration_seconds histogram" in response.text
 
 
 async def test_openapi_document_is_built_from_the_models_and_lists_every_route(tmp_path: Path):

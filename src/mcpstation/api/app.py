@@ -33,7 +33,7 @@ from mcpstation.api.auth import AccessGuard, LocalDev, allowed_hosts_for, caller
 from mcpstation.api.errors import ApiError, error_response, from_station_error, not_found, outcome_error, status_for
 from mcpstation.api.events import EventStreams
 from mcpstation.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
-from mcpstation.api.metrics import MetricsLayer, render_metrics
+from mcpstation.api.metrics import MetricsLayer, exposition
 from mcpstation.api.openapi import Operation, Param, openapi_document
 from mcpstation.api.redaction import Redactor, secret_values
 from mcpstation.catalog import CatalogTool
@@ -257,7 +257,8 @@ class _Api:
         )
 
     async def metrics_text(self, request: Request, _: None) -> Response:
-        return Response(render_metrics(self.metrics, self.station), media_type=METRICS_CONTENT_TYPE)
+        body, content_type = exposition(self.metrics, self.station, request.headers.get("accept"))
+        return Response(body, headers={"Content-Type": content_type})
 
     async def openapi(self, request: Request, _: None) -> Response:
         document = openapi_document(self.operations, version=_package_version(), public_health=self.public_health)

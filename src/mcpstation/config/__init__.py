@@ -15,6 +15,7 @@ from mcpstation.config.models import (
     StationSettings,
     StdioServerSpec,
     StreamableHttpServerSpec,
+    TelemetrySettings,
     WebSocketServerSpec,
 )
 
@@ -32,6 +33,7 @@ __all__ = [
     "StationSettings",
     "StdioServerSpec",
     "StreamableHttpServerSpec",
+    "TelemetrySettings",
     "WebSocketServerSpec",
     "default_config",
     "load_config",

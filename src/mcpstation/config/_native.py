@@ -1,4 +1,5 @@
-"""The native shape: `[station]`, `[servers.NAME]` (or a `servers` list), `[host]`, `[policy]`, `[presets]`.
+"""The native shape: `[station]`, `[servers.NAME]` (or a `servers` list), `[host]`, `[policy]`, `[presets]`,
+`[telemetry]`.
 
 Seed 002's `{"servers": [...]}` list is the native shape too: an entry with `id` takes it as
 its name and its `name` as the title.
@@ -13,7 +14,7 @@ from mcpstation.config._converted import Converted, check_keys, expect_mapping
 from mcpstation.config._problem import Problem
 from mcpstation.config._servers import ServerList
 
-TOP_LEVEL_KEYS = ("enabled", "host", "policy", "presets", "servers", "station")
+TOP_LEVEL_KEYS = ("enabled", "host", "policy", "presets", "servers", "station", "telemetry")
 _ID_RENAMES = {"id": "name", "name": "title"}
 
 

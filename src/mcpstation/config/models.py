@@ -422,6 +422,16 @@ class PresetSettings(_Frozen):
     exa_enabled: bool = False
 
 
+class TelemetrySettings(_Frozen):
+    """The `[telemetry]` table: OpenTelemetry spans and metrics (`pip install 'mcpstation[otel]'`)."""
+
+    enabled: bool = Field(
+        default=False,
+        description="Trace and measure every request (mcpstation.integrations.otel) with the global OpenTelemetry "
+        "providers; off, the request path carries no telemetry layer at all.",
+    )
+
+
 class StationConfig(_Frozen):
     """Everything the station needs, validated once."""
 
@@ -431,6 +441,7 @@ class StationConfig(_Frozen):
     host: HostSettings = Field(default_factory=HostSettings)
     policy: PolicySettings = Field(default_factory=PolicySettings)
     presets: PresetSettings = Field(default_factory=PresetSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
     source: str | None = Field(default=None, description="The file this came from, for messages.")
 
     @model_validator(mode="after")

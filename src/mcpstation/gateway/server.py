@@ -304,7 +304,11 @@ _CHANGE: dict[ChangeKind, tuple[types.ServerNotification, ServerEvent]] = {
 
 
 def build_gateway_server(
-    station: Station, *, relay: GatewayRelay | None = None, local_caller: Caller | None = None
+    station: Station,
+    *,
+    relay: GatewayRelay | None = None,
+    local_caller: Caller | None = None,
+    instrument: Callable[[Server[Any], Station], None] | None = None,
 ) -> Server[Any]:
     """A low-level MCP server named "mcpstation" that serves `station`'s catalog.
 
@@ -312,6 +316,8 @@ def build_gateway_server(
     client; by default the one the station was built with (`Station(config, hooks=relay)`), if any.
     Without one, progress and cancellation still pass through. `local_caller` is who requests
     without an HTTP scope (stdio) run as; HTTP requests run as the caller their scope carries.
+    `instrument` is called with the finished server, to add its own middleware (telemetry:
+    `mcpstation.integrations.otel.instrument_gateway`).
     """
     if relay is None and isinstance(station.hooks, GatewayRelay):
         relay = station.hooks
@@ -343,6 +349,8 @@ def build_gateway_server(
     server.add_notification_handler("notifications/initialized", types.NotificationParams, gateway.initialized)
     server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, gateway.subscribe)
     server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, gateway.unsubscribe)
+    if instrument is not None:
+        instrument(server, station)
     return server
 
 
