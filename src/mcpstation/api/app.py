@@ -39,7 +39,7 @@ from mcpstation.api.redaction import Redactor, secret_values
 from mcpstation.catalog import CatalogTool
 from mcpstation.config.models import Role
 from mcpstation.errors import StationError
-from mcpstation.gateway import GATEWAY_PATH, GatewayRelay, gateway_asgi_app
+from mcpstation.gateway import GATEWAY_PATH, GatewayInstrument, GatewayRelay, gateway_asgi_app
 from mcpstation.outcomes import Outcome
 from mcpstation.station import Station
 
@@ -596,6 +596,7 @@ def build_app(
     public_health: bool = False,
     gateway: bool = True,
     metrics: MetricsLayer | None = None,
+    instrument: GatewayInstrument | None = None,
 ) -> Starlette:
     """The HTTP service for a running `station`, bound (by the caller) to `host:port`.
 
@@ -623,7 +624,9 @@ def build_app(
     gateway_app: Starlette | None = None
     if gateway:
         origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
-        gateway_app = gateway_asgi_app(station, allowed_hosts=list(hosts), allowed_origins=origins)
+        gateway_app = gateway_asgi_app(
+            station, allowed_hosts=list(hosts), allowed_origins=origins, instrument=instrument
+        )
         routes.append(Route(GATEWAY_PATH, _RoleGate(gateway_app, Role.USER), methods=["GET", "POST", "DELETE"]))
 
     @asynccontextmanager
@@ -665,6 +668,7 @@ def build_gateway_app(
     json_response: bool = False,
     stateless: bool = False,
     relay: GatewayRelay | None = None,
+    instrument: GatewayInstrument | None = None,
 ) -> Starlette:
     """The gateway alone (`mcpstation gateway --host --port`), behind the same access guard as the API:
     Host and Origin checks, then bearer tokens, each request running as its token's caller."""
@@ -677,6 +681,7 @@ def build_gateway_app(
         allowed_hosts=list(hosts),
         allowed_origins=origins,
         relay=relay,
+        instrument=instrument,
     )
     app.add_middleware(AccessGuard, store=station.store, local_dev=LocalDev(station.store, host), allowed_hosts=hosts)
     return app

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import anyio
 import typer
@@ -29,6 +29,9 @@ from mcpstation.roster import Origin
 from mcpstation.station import Station
 from mcpstation.status import ServerState
 from mcpstation.store import Store
+
+if TYPE_CHECKING:
+    from mcpstation.gateway import GatewayInstrument
 
 logger = logging.getLogger("mcpstation.cli")
 
@@ -132,10 +135,23 @@ async def open_station() -> AsyncIterator[Station]:
     config = _load()
     elicitor = TerminalElicitor() if sys.stdin.isatty() and not _globals.json else None
     async with await open_store(config) as store:
-        async with Station(
+        station = Station(
             config, store=store, hooks=Host.from_config(config, elicitation_handler=elicitor, store=store)
-        ) as station:
+        )
+        instrument(station)
+        async with station:
             yield station
+
+
+def instrument(station: Station) -> GatewayInstrument | None:
+    """Telemetry for `station` when its config turns it on (`[telemetry] enabled`); returns the
+    gateway's hook to pass to the gateway it serves, if any."""
+    if not station.config.telemetry.enabled:
+        return None
+    from mcpstation.integrations import otel
+
+    otel.instrument(station)
+    return otel.instrument_gateway
 
 
 def _run_main(main: Callable[[], Awaitable[T]]) -> T:

@@ -48,6 +48,7 @@ from mcpstation.cli._runner import (
     _run_main,
     _wants_json,
     err,
+    instrument,
     logger,
     open_store,
     out,
@@ -58,7 +59,7 @@ from mcpstation.cli.policy import policy_app
 from mcpstation.cli.servers import servers_app
 from mcpstation.config.loader import load_config, resolve_config_path
 from mcpstation.errors import StationError
-from mcpstation.gateway import GatewayRelay
+from mcpstation.gateway import GatewayInstrument, GatewayRelay
 from mcpstation.host import Host, TerminalElicitor
 from mcpstation.outcomes import Outcome
 from mcpstation.station import Station
@@ -139,10 +140,15 @@ def up(
     async def main() -> None:
         # Signals are caught from the start: a SIGTERM during start-up stops the station cleanly too.
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async with _served_station(host, port) as (station, sock):
+            async with _served_station(host, port) as (station, sock, hook):
                 port_bound = bound_port(sock)
                 app = build_app(
-                    station, host=host, port=port_bound, allowed_hosts=allow_host or (), public_health=public_health
+                    station,
+                    host=host,
+                    port=port_bound,
+                    allowed_hosts=allow_host or (),
+                    public_health=public_health,
+                    instrument=hook,
                 )
                 server = ApiServer(app)
                 http_done = anyio.Event()
@@ -167,7 +173,9 @@ HTTP_STOP_TIMEOUT_S = SHUTDOWN_GRACE_S + 2.0  # bound on the HTTP server's grace
 
 
 @asynccontextmanager
-async def _served_station(host: str, port: int) -> AsyncIterator[tuple[Station, socket.socket]]:
+async def _served_station(
+    host: str, port: int
+) -> AsyncIterator[tuple[Station, socket.socket, GatewayInstrument | None]]:
     """Like `open_station`, with a gateway relay as the hooks; refuses an unsafe bind and binds
     the HTTP socket before any server starts, so a busy port fails fast."""
     config = _load()
@@ -177,8 +185,10 @@ async def _served_station(host: str, port: int) -> AsyncIterator[tuple[Station, 
         await check_bind(store, host)
         sock = bind_socket(host, port)
         try:
-            async with Station(config, store=store, hooks=relay) as station:
-                yield station, sock
+            station = Station(config, store=store, hooks=relay)
+            hook = instrument(station)
+            async with station:
+                yield station, sock, hook
         finally:
             sock.close()
 

@@ -21,7 +21,7 @@ from typing import Annotated
 import anyio
 import typer
 
-from mcpstation.cli._runner import _configure_logging, _globals, _load, _run_main, err, open_store
+from mcpstation.cli._runner import _configure_logging, _globals, _load, _run_main, err, instrument, open_store
 from mcpstation.errors import StationError
 
 logger = logging.getLogger("mcpstation.cli.gateway")
@@ -71,14 +71,18 @@ def gateway(
         async with await open_store(station_config) as store:
             relay = GatewayRelay(fallback=Host.from_config(station_config, store=store))
             if stdio:
-                async with Station(station_config, store=store, hooks=relay) as station:
-                    await serve_stdio(station, relay=relay)
+                station = Station(station_config, store=store, hooks=relay)
+                hook = instrument(station)
+                async with station:
+                    await serve_stdio(station, relay=relay, instrument=hook)
                 return
             await check_bind(store, host)
             sock = bind_socket(host, port)
             try:
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async with Station(station_config, store=store, hooks=relay) as station:
+                    station = Station(station_config, store=store, hooks=relay)
+                    hook = instrument(station)
+                    async with station:
                         bound = bound_port(sock)
                         app = build_gateway_app(
                             station,
@@ -88,6 +92,7 @@ def gateway(
                             json_response=json_response,
                             stateless=stateless,
                             relay=relay,
+                            instrument=hook,
                         )
                         if not await store.list_tokens():
                             logger.warning("%s", LOCAL_DEV_WARNING)

@@ -10,7 +10,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpstation.gateway._events import MemoryEventStore
 from mcpstation.gateway.relay import GatewayRelay
-from mcpstation.gateway.server import build_gateway_server
+from mcpstation.gateway.server import GatewayInstrument, build_gateway_server
 from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller
 from mcpstation.station import Station
 
@@ -31,6 +31,7 @@ def gateway_asgi_app(
     allowed_origins: Sequence[str] = LOCAL_ORIGINS,
     relay: GatewayRelay | None = None,
     caller: Caller | None = None,
+    instrument: GatewayInstrument | None = None,
 ) -> Starlette:
     """A Starlette app serving `station` at `/mcp` (streamable HTTP, with the SDK's session manager).
 
@@ -42,7 +43,7 @@ def gateway_asgi_app(
     `Origin`, when sent, is not in `allowed_origins`) is refused. The app's lifespan runs the
     session manager; run it under uvicorn (or enter its lifespan) while `station` is running.
     """
-    server = build_gateway_server(station, relay=relay)
+    server = build_gateway_server(station, relay=relay, instrument=instrument)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=list(allowed_hosts),

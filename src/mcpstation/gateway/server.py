@@ -47,6 +47,8 @@ GATEWAY_VERSION = "0.1.0"
 
 ChangeKind = str  # "tools" | "prompts" | "resources"
 _ResultT = TypeVar("_ResultT", bound=types.Result)
+GatewayInstrument = Callable[[Server[Any], Station], None]
+"""Adds middleware to the finished gateway server (telemetry: `integrations.otel.instrument_gateway`)."""
 
 
 class _GatewayServer(Server[Any]):
@@ -308,7 +310,7 @@ def build_gateway_server(
     *,
     relay: GatewayRelay | None = None,
     local_caller: Caller | None = None,
-    instrument: Callable[[Server[Any], Station], None] | None = None,
+    instrument: GatewayInstrument | None = None,
 ) -> Server[Any]:
     """A low-level MCP server named "mcpstation" that serves `station`'s catalog.
 
