@@ -22,14 +22,18 @@ from mcpstation.store._times import maybe_utc, utc
 from mcpstation.store._upsert import insert
 from mcpstation.store.records import ToolPin
 
-PIN_BATCH_ROWS = 1000  # rows per statement: 5 parameters each, far below either database's parameter limit
 _KEY = [tool_pins.c.server, tool_pins.c.tool]
 
 
 async def read_pins(session: AsyncSession, server: str) -> dict[str, ToolPin]:
     """Every pin of `server`, by tool."""
-    rows = (await session.execute(sa.select(tool_pins).where(tool_pins.c.server == server))).all()
-    return {row.tool: pin_record(row) for row in rows}
+    query = sa.select(tool_pins.c.tool, tool_pins.c.fingerprint, tool_pins.c.first_seen, tool_pins.c.approved_at)
+    rows = (await session.execute(query.where(tool_pins.c.server == server))).tuples().all()
+    # Unpacked by position: attribute access on 10,000 rows is most of what reading them costs.
+    return {
+        tool: ToolPin(server, tool, fingerprint, utc(first_seen), None if approved_at is None else utc(approved_at))
+        for tool, fingerprint, first_seen, approved_at in rows
+    }
 
 
 async def read_pin(session: AsyncSession, server: str, tool: str) -> ToolPin | None:
@@ -61,8 +65,9 @@ async def write_pins(
         {"server": server, "tool": tool, "fingerprint": fingerprint, "first_seen": now, "approved_at": approved_at}
         for tool, fingerprint in sorted(fingerprints.items())
     ]
-    for start in range(0, len(rows), PIN_BATCH_ROWS):
-        await session.execute(statement.values(rows[start : start + PIN_BATCH_ROWS]))
+    if rows:
+        # executemany: the statement is compiled once; the drivers batch the rows themselves.
+        await session.execute(statement, rows)
 
 
 async def write_pin(session: AsyncSession, dialect: str, pin: ToolPin, *, keep_approval: bool) -> ToolPin:
