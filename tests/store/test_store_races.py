@@ -10,6 +10,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from typing import TypeVar
 
 import anyio
+import anyio.lowlevel
 import pytest
 import sqlalchemy as sa
 from store_helpers import StoreTarget
@@ -49,7 +50,7 @@ async def race(calls: list[Callable[[], Awaitable[T]]]) -> list[T | StoreError]:
         async with anyio.create_task_group() as group:
             for call in calls:
                 group.start_soon(one, call)
-            await anyio.sleep(0)
+            await anyio.lowlevel.checkpoint()
             go.set()
     return results
 
