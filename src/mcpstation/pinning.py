@@ -88,6 +88,16 @@ class ToolPins:
         found.update({key: f"pin not checked: {reason}" for key, (_, reason) in self._unchecked.items()})
         return {key: reason for key, reason in sorted(found.items()) if server is None or key[0] == server}
 
+    def warnings(self, server: str) -> tuple[str, ...]:
+        """One line per kind of store trouble with `server`'s pins, for its status (empty when none)."""
+        lines: list[str] = []
+        for label, entries in (("not saved", self._unsaved), ("not checked", self._unchecked)):
+            reasons = sorted({reason for (owner, _), (_, reason) in entries.items() if owner == server})
+            count = sum(1 for owner, _ in entries if owner == server)
+            if count:
+                lines.append(f"pins of {count} tool(s) {label}, checked again at the next change: {'; '.join(reasons)}")
+        return tuple(lines)
+
     async def verify(self, listings: Iterable[ServerListing]) -> None:
         """Check every tool whose definition is new to us against its pin (first use pins it).
 

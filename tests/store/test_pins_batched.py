@@ -134,6 +134,9 @@ async def test_pins_that_cannot_be_read_leave_tools_unchecked_then_are_checked_a
     assert len(block.problems("big")) == 20
     assert all(problem.startswith("pin not checked: ") for problem in block.problems().values())
     assert "could not read the pins of server 'big' (20 tools unchecked" in caplog.text
+    [warning] = block.warnings("big")
+    assert warning.startswith("pins of 20 tool(s) not checked, checked again at the next change: reading the pins")
+    assert block.warnings("other") == ()
 
     await execute(store, "ALTER TABLE tool_pins_away RENAME TO tool_pins")
     await block.verify([made])
@@ -166,8 +169,10 @@ async def test_first_use_pins_that_cannot_be_written_are_trusted_reported_and_wr
     problems: dict[Any, str] = pins.problems("big")
     assert len(problems) == 20 and all("pin not saved" in p and "pins refused" in p for p in problems.values())
     assert "could not write 20 new pin(s) of server 'big'" in caplog.text
+    [warning] = pins.warnings("big")
+    assert warning.startswith("pins of 20 tool(s) not saved") and "pins refused" in warning
     assert await store.get_pins("big") == {}
 
     await execute(store, "DROP TRIGGER refuse_pins" + (" ON tool_pins" if dialect == "postgresql" else ""))
     await pins.verify([made])
-    assert pins.problems() == {} and len(await store.get_pins("big")) == 20
+    assert pins.problems() == {} and pins.warnings("big") == () and len(await store.get_pins("big")) == 20

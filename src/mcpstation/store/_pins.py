@@ -28,7 +28,7 @@ _KEY = [tool_pins.c.server, tool_pins.c.tool]
 async def read_pins(session: AsyncSession, server: str) -> dict[str, ToolPin]:
     """Every pin of `server`, by tool."""
     query = sa.select(tool_pins.c.tool, tool_pins.c.fingerprint, tool_pins.c.first_seen, tool_pins.c.approved_at)
-    rows = (await session.execute(query.where(tool_pins.c.server == server))).tuples().all()
+    rows = (await session.execute(query.where(tool_pins.c.server == server))).all()
     # Unpacked by position: attribute access on 10,000 rows is most of what reading them costs.
     return {
         tool: ToolPin(server, tool, fingerprint, utc(first_seen), None if approved_at is None else utc(approved_at))

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import secrets
+import sqlite3
 from collections.abc import Mapping
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
@@ -80,6 +81,7 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_LIST_LIMIT = 100
 MIGRATE_ATTEMPTS = 5  # a new SQLite file opened by several processes at once: the losers retry
+MIGRATE_RETRY_DELAY_S = 0.05  # first pause before a retry; it grows by this much each time
 MAX_ERROR_CHARS = 4000  # error text kept per audited call; the rest is cut
 TOKEN_PREFIX = "mcps_"  # makes a leaked token recognisable to secret scanners
 TOKEN_BYTES = 32
@@ -138,9 +140,9 @@ class Store:
                 except OperationalError as exc:
                     # Two processes creating one new SQLite file race on its first locks; the
                     # loser simply tries again (the winner's migration makes it a no-op).
-                    if "locked" not in str(exc) or attempt == MIGRATE_ATTEMPTS - 1:
+                    if not _sqlite_busy(exc) or attempt == MIGRATE_ATTEMPTS - 1:
                         raise
-                    await anyio.sleep(0.05 * (attempt + 1))
+                    await anyio.sleep(MIGRATE_RETRY_DELAY_S * (attempt + 1))
         except (SQLAlchemyError, OSError) as exc:
             await _dispose(engine)
             raise StoreError(f"cannot open the store at {label}: {describe(exc)}{_open_hint(exc)}") from exc
@@ -656,6 +658,12 @@ def _create_database_file(file: Path) -> None:
 async def _dispose(engine: AsyncEngine) -> None:
     with anyio.CancelScope(shield=True), anyio.move_on_after(DISPOSE_TIMEOUT_S):
         await engine.dispose()
+
+
+def _sqlite_busy(exc: OperationalError) -> bool:
+    """SQLite said "busy" or "locked" (by code): another connection holds the lock a migration needs."""
+    code = getattr(exc.orig, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
 def _open_hint(exc: BaseException) -> str:
