@@ -12,6 +12,7 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+import sqlalchemy as sa
 from face_helpers import START_TIMEOUT_S, cli, demo, running_up, station_config, time_server, tiny, toml_config
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -19,6 +20,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
 
 from mcpstation import Station
+from mcpstation.errors import StoreError
 from mcpstation.events import StationEvent
 from mcpstation.host.oauth import StoreTokenStorage
 from mcpstation.store import Store
@@ -161,3 +163,26 @@ async def test_oauth_tokens_kept_by_two_stations_at_once_are_one_record(db_url: 
             assert info is not None and info.client_id == "c"
         await theirs.clear()
         assert await mine.get_tokens() is None and await mine.get_client_info() is None
+
+
+async def test_a_failing_store_fails_the_request_that_needs_it_and_nothing_else(
+    db_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def execute(store: Store, statement: str) -> None:
+        async with store.engine.begin() as connection:
+            await connection.execute(sa.text(statement))
+
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with await Store.open(db_url) as store, Station(station_config([tiny("t")]), store=store) as station:
+            await execute(store, "ALTER TABLE dynamic_servers RENAME TO dynamic_servers_away")
+            await execute(store, "ALTER TABLE call_audit RENAME TO call_audit_away")
+            with pytest.raises(StoreError, match=r"adding dynamic server 'extra' failed in the store at "):
+                await station.add_server(tiny("extra"), actor="alice")
+            with caplog.at_level(logging.ERROR):
+                result = await station.call_tool("mcp_t_add", {"a": 1, "b": 2})  # its audit write fails meanwhile
+                assert result.ok and result.text == "3"
+                await execute(store, "ALTER TABLE dynamic_servers_away RENAME TO dynamic_servers")
+                assert (await station.add_server(tiny("extra"), actor="alice")).ok  # the station carried on
+            await execute(store, "ALTER TABLE call_audit_away RENAME TO call_audit")
+            assert station.connection("t").is_ready and station.connection("extra").is_ready
+    assert "could not write an audit record for t/add" in caplog.text
