@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
 import anyio
 import pytest
 from sqlalchemy.engine import make_url
-from store_helpers import fresh_database, pg_connections, require_postgres
+from store_helpers import fresh_database, pg_connections, require_postgres, run_admin
 
 from mcpstation.errors import StoreError, UsageError
 from mcpstation.store import Store, _transactions
@@ -165,3 +166,16 @@ async def test_fresh_database_helper_leaves_nothing_behind() -> None:
             await store.set_pin("s", "t", "f")
     with pytest.raises(StoreError, match="does not exist"):
         await Store.open(fresh)
+
+
+async def test_a_postgres_user_who_may_not_create_tables_is_told_how_to_fix_it() -> None:
+    admin = await require_postgres()
+    role = f"mcps_test_role_{uuid.uuid4().hex[:8]}"
+    await run_admin(admin, f'CREATE ROLE "{role}" LOGIN')
+    try:
+        async with fresh_database(admin) as url:  # owned by the admin: the new role may not create tables there
+            as_role = make_url(url).set(username=role, password=None).render_as_string(hide_password=False)
+            with pytest.raises(StoreError, match=r"permission denied.*\. Fix: .*GRANT CREATE ON SCHEMA public"):
+                await Store.open(as_role)
+    finally:
+        await run_admin(admin, f'DROP ROLE IF EXISTS "{role}"')

@@ -87,6 +87,7 @@ TOKEN_PREFIX = "mcps_"  # makes a leaked token recognisable to secret scanners
 TOKEN_BYTES = 32
 LAST_USED_RESOLUTION_S = 60.0  # `last_used_at` is rewritten at most this often per token
 PG_NO_SUCH_DATABASE = "3D000"  # SQLSTATE invalid_catalog_name: the URL names a database that does not exist
+PG_NOT_ALLOWED = "42501"  # SQLSTATE insufficient_privilege: e.g. no CREATE on schema public (PostgreSQL 15+)
 
 
 class Store:
@@ -669,8 +670,14 @@ def _sqlite_busy(exc: OperationalError) -> bool:
 def _open_hint(exc: BaseException) -> str:
     """What to do about a failed open, where the database says why in a code (not in words)."""
     original = exc.orig if isinstance(exc, DBAPIError) else None
-    if getattr(original, "sqlstate", None) == PG_NO_SUCH_DATABASE:
-        return " Fix: create it first (`createdb -h HOST -U USER NAME`, or CREATE DATABASE as a superuser)."
+    code = getattr(original, "sqlstate", None)
+    if code == PG_NO_SUCH_DATABASE:
+        return ". Fix: create it first (`createdb -h HOST -O USER NAME`, or CREATE DATABASE as a superuser)."
+    if code == PG_NOT_ALLOWED:
+        return (
+            ". Fix: let this user create the tables: make the database its own (`createdb -O USER NAME`, or "
+            "ALTER DATABASE NAME OWNER TO USER), or GRANT CREATE ON SCHEMA public TO USER."
+        )
     return ""
 
 
