@@ -81,38 +81,51 @@ async def fresh_database(backend: str) -> AsyncIterator[str]:
         await admin.close()
 
 
-async def time_entry(url: str, tools: int, pinning: str) -> tuple[float, int]:
-    """Seconds from entering the station until entry returned, and how many pins the store then holds."""
+Timing = tuple[float, float]  # (wall s, CPU s of this process: event loop and aiosqlite threads, not the server)
+
+
+class Clock:
+    """Wall and process CPU time from construction until `stop()`."""
+
+    def __init__(self) -> None:
+        self._wall, self._cpu = time.perf_counter(), time.process_time()
+
+    def stop(self) -> Timing:
+        return time.perf_counter() - self._wall, time.process_time() - self._cpu
+
+
+async def time_entry(url: str, tools: int, pinning: str) -> tuple[Timing, int]:
+    """From entering the station until entry returned, and how many pins the store then holds."""
     async with await Store.open(url) as store:
-        started = time.perf_counter()
+        clock = Clock()
         async with Station(config(tools, pinning), store=store) as station:
-            elapsed = time.perf_counter() - started
+            elapsed = clock.stop()
             assert station.connection(SERVER).is_ready, station.status()
             assert len(station.tools) == tools, len(station.tools)
         pins = len(await store.list_pins(SERVER))
     return elapsed, pins
 
 
-async def time_verify(url: str, made: ServerListing) -> tuple[float, float]:
+async def time_verify(url: str, made: ServerListing) -> tuple[Timing, Timing]:
     """`ToolPins.verify` of the listing on an empty store (cold), then with a new `ToolPins` (warm)."""
     async with await Store.open(url) as store:
         cold_pins = ToolPins(store, "warn")
         for tool in made.tools:
             cold_pins.fingerprint(SERVER, tool)  # fingerprints are cached per definition: not timed
-        started = time.perf_counter()
+        clock = Clock()
         await cold_pins.verify([made])
-        cold = time.perf_counter() - started
+        cold = clock.stop()
         warm_pins = ToolPins(store, "warn")
         for tool in made.tools:
             warm_pins.fingerprint(SERVER, tool)
-        started = time.perf_counter()
+        clock = Clock()
         await warm_pins.verify([made])
-        warm = time.perf_counter() - started
+        warm = clock.stop()
         assert len(await store.list_pins(SERVER)) == len(made.tools)
     return cold, warm
 
 
-Rows = dict[str, list[float]]
+Rows = dict[str, list[Timing]]
 
 
 async def baseline(backend: str, tools: int, rows: Rows) -> None:
@@ -150,7 +163,8 @@ async def run(tools: int, rounds: int, backends: list[str]) -> dict[str, Rows]:
             shift = index % len(STEPS)  # rotate the order, so drift on the machine hits every row alike
             for step in STEPS[shift:] + STEPS[:shift]:
                 await step(backend, tools, rows)
-            print(f"{backend} round {index + 1}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in rows.items()))
+            done = ", ".join(f"{k} {v[-1][0]:.2f} s" for k, v in rows.items())
+            print(f"{backend} round {index + 1} (load {os.getloadavg()[0]:.1f}): {done}")
         results[backend] = rows
     return results
 
@@ -163,11 +177,14 @@ def main() -> None:
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
     backends = args.db or ["sqlite", "postgresql"]
+    load_before = os.getloadavg()
     results = anyio.run(run, args.tools, args.rounds, backends)
-    print(f"\n{args.tools:,} tools in one page, median of {args.rounds} (min-max)")
-    print(f"{'database':<12}{'row':<40}{'median':>10}{'range':>18}{'/ off':>8}")
+    load_after = os.getloadavg()
+    print(f"\n{args.tools:,} tools in one page, median of {args.rounds} (min-max); CPU: this process only")
+    print(f"load average (1, 5, 15 min) before {load_before}, after {load_after}; {os.cpu_count()} CPUs")
+    print(f"{'database':<12}{'row':<40}{'wall':>10}{'range':>18}{'/ off':>8}{'CPU':>10}")
     for backend, rows in results.items():
-        off = statistics.median(rows["off"])
+        off = statistics.median(wall for wall, _ in rows["off"])
         for name, label in [
             ("off", "station entry, pinning off"),
             ("cold", "station entry, pins written (cold)"),
@@ -175,13 +192,15 @@ def main() -> None:
             ("verify cold", "ToolPins.verify only, cold"),
             ("verify warm", "ToolPins.verify only, warm"),
         ]:
-            values = rows[name]
-            middle = statistics.median(values)
-            spread = f"{min(values):.2f}-{max(values):.2f} s"
+            walls = [wall for wall, _ in rows[name]]
+            middle = statistics.median(walls)
+            cpu = statistics.median(cpu for _, cpu in rows[name])
+            spread = f"{min(walls):.2f}-{max(walls):.2f} s"
             ratio = f"{middle / off:.2f}" if name in ("cold", "warm") else ""
-            print(f"{backend:<12}{label:<40}{middle:>8.2f} s{spread:>18}{ratio:>8}")
+            print(f"{backend:<12}{label:<40}{middle:>8.2f} s{spread:>18}{ratio:>8}{cpu:>8.2f} s")
     if args.json is not None:
-        args.json.write_text(json.dumps({"tools": args.tools, "rounds": args.rounds, "results": results}, indent=2))
+        report = {"tools": args.tools, "rounds": args.rounds, "load_before": load_before, "load_after": load_after}
+        args.json.write_text(json.dumps({**report, "results": results}, indent=2))
 
 
 if __name__ == "__main__":
