@@ -43,11 +43,6 @@ class Transactions:
     def closed(self) -> bool:
         return self._closing
 
-    @property
-    def running(self) -> int:
-        """How many transactions are open right now."""
-        return len(self._running)
-
     @asynccontextmanager
     async def begin(self, *, doing: str, write: bool = False) -> AsyncIterator[AsyncSession]:
         """One session in one transaction, committed on exit and rolled back on any exception.
