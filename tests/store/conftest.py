@@ -1,4 +1,5 @@
-"""Fixtures of the store battery: `store_target` (SQLite, then PostgreSQL) and an open `store`."""
+"""Fixtures of the store battery: `store_target` (SQLite, then PostgreSQL) and an open `store`;
+`db_url`, a whole fresh database (SQLite file or PostgreSQL database) for stations, the CLI and `up`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from store_helpers import PG_URL_ENV_VAR, StoreTarget, postgres_url, run_admin
+from store_helpers import PG_URL_ENV_VAR, StoreTarget, fresh_database, postgres_url, require_postgres, run_admin
 
 from mcpstation.store import Store
 
@@ -38,3 +39,13 @@ async def store(store_target: StoreTarget) -> AsyncIterator[Store]:
         yield opened
     finally:
         await opened.aclose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    """A URL for `--db-url` / `Store.open`: a new SQLite file, or a new PostgreSQL database dropped after the test."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store' / 'mcpstation.db'}"
+        return
+    async with fresh_database(await require_postgres()) as url:
+        yield url

@@ -1,4 +1,4 @@
-"""The store: dynamic servers, call and management audit, API tokens and tool pins in a database.
+"""The store: dynamic servers, call and management audit, API tokens, tool pins and OAuth credentials in a database.
 
 SQLite in the data directory by default, PostgreSQL given its URL; the schema is migrated with
 Alembic when a `Store` opens.
@@ -15,6 +15,7 @@ from mcpstation.store.records import (
     CallOutcome,
     CallRecord,
     DynamicServer,
+    OAuthCredentials,
     Role,
     ServerStatus,
     ToolPin,
@@ -33,6 +34,7 @@ __all__ = [
     "CallOutcome",
     "CallRecord",
     "DynamicServer",
+    "OAuthCredentials",
     "Role",
     "ServerStatus",
     "Store",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
@@ -111,3 +111,19 @@ class ToolPin:
     @property
     def is_approved(self) -> bool:
         return self.approved_at is not None
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthCredentials:
+    """What the store keeps of one server's OAuth: tokens (secret), their expiry, the registered client.
+
+    `tokens` and `client_info` are the SDK's JSON (`OAuthToken`, `OAuthClientInformationFull`);
+    they hold secrets and are left out of `repr`.
+    """
+
+    server: str
+    server_url: str
+    tokens: dict[str, Any] | None = field(repr=False)
+    token_expires_at: datetime | None
+    client_info: dict[str, Any] | None = field(repr=False)
+    updated_at: datetime

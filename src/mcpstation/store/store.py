@@ -4,7 +4,10 @@ in one database.
 SQLite in the data directory by default, PostgreSQL when given its URL; the schema is migrated to
 the newest revision every time a store opens. Every change runs in one transaction with its
 `management_audit` row, so a change that fails leaves no trace and an audited change cannot be
-lost.
+lost. Every write that can race (first-use pins, tokens, dynamic servers, OAuth credentials) is
+one `INSERT ... ON CONFLICT` or a row locked first, so two stations on one database never trip
+over each other. (Over 400 lines: the one public API of the package; the SQL of pins and OAuth
+lives in `_pins` and `_oauth`, the transaction seam in `_transactions`.)
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ import json
 import logging
 import os
 import secrets
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
-from datetime import UTC, datetime, timedelta
+import sqlite3
+from collections.abc import Mapping
+from contextlib import AbstractAsyncContextManager
+from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
@@ -25,14 +29,14 @@ from typing import Any, Self
 import anyio
 import sqlalchemy as sa
 from sqlalchemy.engine import Row
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError, SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from mcpstation.config.models import ServerSpec
 from mcpstation.errors import StoreError, UsageError
 from mcpstation.outcomes import Outcome
-from mcpstation.store import _migrate
-from mcpstation.store._engine import WRITE_OPTION, create_engine
+from mcpstation.store import _migrate, _oauth, _pins
+from mcpstation.store._engine import create_engine
 from mcpstation.store._location import database_url, sqlite_file
 from mcpstation.store._schema import (
     api_tokens,
@@ -43,6 +47,11 @@ from mcpstation.store._schema import (
     tool_pins,
 )
 from mcpstation.store._specs import audit_detail, dump_spec, keep_redacted_secrets, load_spec, redact
+from mcpstation.store._times import maybe_utc as _maybe_utc
+from mcpstation.store._times import now as _now
+from mcpstation.store._times import utc as _utc
+from mcpstation.store._transactions import DISPOSE_TIMEOUT_S, Transactions, describe
+from mcpstation.store._upsert import insert as _insert
 from mcpstation.store.records import (
     ACTION_ADD,
     ACTION_APPROVE,
@@ -63,6 +72,7 @@ from mcpstation.store.records import (
     CallOutcome,
     CallRecord,
     DynamicServer,
+    OAuthCredentials,
     Role,
     ServerStatus,
     ToolPin,
@@ -72,26 +82,13 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_LIST_LIMIT = 100
 MIGRATE_ATTEMPTS = 5  # a new SQLite file opened by several processes at once: the losers retry
+MIGRATE_RETRY_DELAY_S = 0.05  # first pause before a retry; it grows by this much each time
 MAX_ERROR_CHARS = 4000  # error text kept per audited call; the rest is cut
 TOKEN_PREFIX = "mcps_"  # makes a leaked token recognisable to secret scanners
 TOKEN_BYTES = 32
 LAST_USED_RESOLUTION_S = 60.0  # `last_used_at` is rewritten at most this often per token
-
-
-@dataclasses.dataclass(frozen=True)
-class OAuthCredentials:
-    """What the store keeps of one server's OAuth: tokens (secret), their expiry, the registered client.
-
-    `tokens` and `client_info` are the SDK's JSON (`OAuthToken`, `OAuthClientInformationFull`);
-    they hold secrets and are left out of `repr`.
-    """
-
-    server: str
-    server_url: str
-    tokens: dict[str, Any] | None = dataclasses.field(repr=False)
-    token_expires_at: datetime | None
-    client_info: dict[str, Any] | None = dataclasses.field(repr=False)
-    updated_at: datetime
+PG_NO_SUCH_DATABASE = "3D000"  # SQLSTATE invalid_catalog_name: the URL names a database that does not exist
+PG_NOT_ALLOWED = "42501"  # SQLSTATE insufficient_privilege: e.g. no CREATE on schema public (PostgreSQL 15+)
 
 
 class Store:
@@ -99,12 +96,10 @@ class Store:
 
     def __init__(self, engine: AsyncEngine, *, label: str, keep_call_arguments: bool = False) -> None:
         """Wrap an engine whose database is already migrated; use `Store.open` instead."""
-        self._engine = engine
+        self._transactions = Transactions(engine, label=label)
+        self._dialect = engine.dialect.name
         self._label = label
         self._keep_call_arguments = keep_call_arguments
-        self._readers = async_sessionmaker(engine, expire_on_commit=False)
-        self._writers = async_sessionmaker(engine.execution_options(**{WRITE_OPTION: True}), expire_on_commit=False)
-        self._closed = False
 
     @classmethod
     async def open(
@@ -147,14 +142,14 @@ class Store:
                 except OperationalError as exc:
                     # Two processes creating one new SQLite file race on its first locks; the
                     # loser simply tries again (the winner's migration makes it a no-op).
-                    if "locked" not in str(exc) or attempt == MIGRATE_ATTEMPTS - 1:
+                    if not _sqlite_busy(exc) or attempt == MIGRATE_ATTEMPTS - 1:
                         raise
-                    await anyio.sleep(0.05 * (attempt + 1))
+                    await anyio.sleep(MIGRATE_RETRY_DELAY_S * (attempt + 1))
         except (SQLAlchemyError, OSError) as exc:
-            await engine.dispose()
-            raise StoreError(f"cannot open the store at {label}: {_describe(exc)}") from exc
+            await _dispose(engine)
+            raise StoreError(f"cannot open the store at {label}: {describe(exc)}{_open_hint(exc)}") from exc
         except BaseException:
-            await engine.dispose()
+            await _dispose(engine)
             raise
         logger.info("store open at %s", label)
         return cls(engine, label=label, keep_call_arguments=keep_call_arguments)
@@ -167,14 +162,21 @@ class Store:
     @property
     def engine(self) -> AsyncEngine:
         """The engine underneath, for tests and maintenance tools."""
-        return self._engine
+        return self._transactions.engine
+
+    @property
+    def is_closed(self) -> bool:
+        return self._transactions.closed
 
     async def aclose(self) -> None:
-        """Close every pooled connection. Idempotent."""
-        if self._closed:
+        """Close the store: new calls are refused, running ones get a bounded grace to finish (then
+        fail with `StoreError`), and every connection is closed. Afterwards the store holds no
+        connection, no lock and no transaction, so the same database opens again at once.
+        Idempotent; finishes its bounded work even when the caller is cancelled.
+        """
+        if self._transactions.closed:
             return
-        self._closed = True
-        await self._engine.dispose()
+        await self._transactions.aclose()
         logger.info("store closed at %s", self._label)
 
     async def __aenter__(self) -> Self:
@@ -186,13 +188,13 @@ class Store:
         await self.aclose()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
+        state = "closed" if self.is_closed else "open"
         return f"<Store {self._label} {state}>"
 
     async def schema_revision(self) -> str | None:
         """The schema revision the database is at (the newest this release knows, once open)."""
         self._check_open()
-        return await _migrate.current_revision(self._engine)
+        return await _migrate.current_revision(self.engine)
 
     # -- dynamic servers -------------------------------------------------------------------------
 
@@ -208,25 +210,24 @@ class Store:
         _check_status(status)
         now = _now()
         stored = dump_spec(spec)
+        insert = _insert(self._dialect, dynamic_servers).values(
+            name=spec.name,
+            spec=stored,
+            transport=spec.transport,
+            enabled=spec.enabled,
+            status=status,
+            note=note,
+            added_by=actor,
+            added_at=now,
+            updated_at=now,
+        )
+        insert = insert.on_conflict_do_nothing(index_elements=[dynamic_servers.c.name])
         async with self._transaction(write=True, doing=f"adding dynamic server {spec.name!r}") as session:
-            try:
-                await session.execute(
-                    sa.insert(dynamic_servers).values(
-                        name=spec.name,
-                        spec=stored,
-                        transport=spec.transport,
-                        enabled=spec.enabled,
-                        status=status,
-                        note=note,
-                        added_by=actor,
-                        added_at=now,
-                        updated_at=now,
-                    )
-                )
-            except IntegrityError:
+            added = (await session.execute(insert.returning(dynamic_servers.c.name))).first()
+            if added is None:
                 raise StoreError(
                     f"a dynamic server named {spec.name!r} already exists. Remove it first, or choose another name."
-                ) from None
+                )
             await self._write_action(session, ACTION_ADD, actor=actor, server=spec.name, detail=audit_detail(spec))
         logger.info("dynamic server %r added by %s (%s)", spec.name, actor, status)
         return DynamicServer(spec.name, redact(spec), spec.enabled, status, note, actor, now, now)
@@ -303,10 +304,12 @@ class Store:
             StoreError: no dynamic server has that name; nothing was written.
         """
         _check_actor(actor)
+        delete = sa.delete(dynamic_servers).where(dynamic_servers.c.name == name).returning(*dynamic_servers.c)
         async with self._transaction(write=True, doing=f"removing dynamic server {name!r}") as session:
-            row = await self._locked_server_row(session, name)
+            row = (await session.execute(delete)).first()
+            if row is None:
+                raise StoreError(f"no dynamic server named {name!r}. `mcpstation servers list` shows the servers.")
             removed = _server_record(row, reveal_secrets=False)
-            await session.execute(sa.delete(dynamic_servers).where(dynamic_servers.c.name == name))
             detail = audit_detail(removed.spec)
             await self._write_action(session, ACTION_REMOVE, actor=actor, server=name, detail=detail)
         logger.info("dynamic server %r removed by %s", name, actor)
@@ -443,18 +446,17 @@ class Store:
             raise UsageError(f"role must be one of {', '.join(ROLES)}, not {role!r}.")
         token = TOKEN_PREFIX + secrets.token_urlsafe(TOKEN_BYTES)
         now = _now()
+        insert = (
+            _insert(self._dialect, api_tokens)
+            .values(name=name, role=role, token_sha256=_token_hash(token), created_at=now)
+            .on_conflict_do_nothing()  # the name (or, never in practice, the hash) is taken
+            .returning(api_tokens.c.id)
+        )
         async with self._transaction(write=True, doing=f"creating API token {name!r}") as session:
-            try:
-                result = await session.execute(
-                    sa.insert(api_tokens)
-                    .values(name=name, role=role, token_sha256=_token_hash(token), created_at=now)
-                    .returning(api_tokens.c.id)
-                )
-            except IntegrityError:
-                raise StoreError(
-                    f"an API token named {name!r} exists. Revoke it first, or choose another name."
-                ) from None
-            token_id = int(result.scalar_one())
+            created = (await session.execute(insert)).scalar_one_or_none()
+            if created is None:
+                raise StoreError(f"an API token named {name!r} exists. Revoke it first, or choose another name.")
+            token_id = int(created)
             await self._write_action(
                 session, ACTION_CREATE_TOKEN, actor=actor, server=None, detail={"name": name, "role": role}
             )
@@ -490,11 +492,11 @@ class Store:
             StoreError: no token has that name; nothing was written.
         """
         _check_actor(actor)
+        delete = sa.delete(api_tokens).where(api_tokens.c.name == name).returning(*api_tokens.c)
         async with self._transaction(write=True, doing=f"revoking API token {name!r}") as session:
-            row = (await session.execute(sa.select(api_tokens).where(api_tokens.c.name == name))).first()
+            row = (await session.execute(delete)).first()
             if row is None:
                 raise StoreError(f"no API token named {name!r}.")
-            await session.execute(sa.delete(api_tokens).where(api_tokens.c.id == row.id))
             await self._write_action(session, ACTION_REVOKE_TOKEN, actor=actor, server=None, detail={"name": name})
         return _token_record(row)
 
@@ -503,34 +505,45 @@ class Store:
     async def get_pin(self, server: str, tool: str) -> ToolPin | None:
         """The pin of `(server, tool)`, None if the tool was never pinned."""
         async with self._transaction(doing=f"reading the pin of {server!r}/{tool!r}") as session:
-            row = (await session.execute(_pin_query(server, tool))).first()
-        return None if row is None else _pin_record(row)
+            return await _pins.read_pin(session, server, tool)
+
+    async def get_pins(self, server: str) -> dict[str, ToolPin]:
+        """Every pin of `server` by tool name, in one query."""
+        async with self._transaction(doing=f"reading the pins of {server!r}") as session:
+            return await _pins.read_pins(session, server)
 
     async def set_pin(self, server: str, tool: str, fingerprint: str, *, approved: bool = False) -> ToolPin:
         """Pin `fingerprint` for `(server, tool)`.
 
         A new pin, or a different fingerprint, starts over: `first_seen` is now and the pin is
         unapproved unless `approved`. The same fingerprint again changes nothing (except approving
-        it when `approved`).
+        it when `approved`). Safe to race: concurrent calls all succeed, one row results.
         """
         if not fingerprint:
             raise UsageError("a pin needs a fingerprint.")
         now = _now()
+        pin = ToolPin(server, tool, fingerprint, now, now if approved else None)
         async with self._transaction(write=True, doing=f"pinning {server!r}/{tool!r}") as session:
-            row = (await session.execute(_pin_query(server, tool).with_for_update())).first()
-            if row is None:
-                pin = ToolPin(server, tool, fingerprint, now, now if approved else None)
-                await session.execute(sa.insert(tool_pins).values(**_pin_values(pin)))
-                return pin
-            current = _pin_record(row)
-            if current.fingerprint != fingerprint:
-                pin = ToolPin(server, tool, fingerprint, now, now if approved else None)
-            elif approved and not current.is_approved:
-                pin = ToolPin(server, tool, fingerprint, current.first_seen, now)
-            else:
-                return current
-            await session.execute(_pin_update(server, tool).values(**_pin_values(pin)))
-            return pin
+            return await _pins.write_pin(session, self._dialect, pin, keep_approval=True)
+
+    async def set_pins(
+        self, server: str, fingerprints: Mapping[str, str], *, approve_new: bool = False
+    ) -> dict[str, ToolPin]:
+        """Pin many tools of one server in one transaction (a whole listing: `{tool: fingerprint}`).
+
+        Per tool: no pin yet → pinned, approved when `approve_new` (trust on first use); a different
+        fingerprint → replaced, unapproved, `first_seen` now; the same fingerprint → unchanged.
+        Returns every pin of `server` as stored afterwards, by tool. Safe to race with other
+        writers of the same tools, in this process or another: each row is one `INSERT ... ON
+        CONFLICT`, so the first fingerprint in wins and nobody fails.
+        """
+        if not all(fingerprints.values()):
+            raise UsageError(f"every pin needs a fingerprint (server {server!r}).")
+        now = _now()
+        doing = f"pinning {len(fingerprints)} tools of {server!r}"
+        async with self._transaction(write=True, doing=doing) as session:
+            await _pins.write_pins(session, self._dialect, server, fingerprints, now=now, approve_new=approve_new)
+            return await _pins.read_pins(session, server)
 
     async def approve_pin(self, server: str, tool: str, *, actor: str, fingerprint: str | None = None) -> ToolPin:
         """A person approves the tool as pinned (or, given `fingerprint`, as it now is); audited
@@ -542,19 +555,14 @@ class Store:
         _check_actor(actor)
         now = _now()
         async with self._transaction(write=True, doing=f"approving the pin of {server!r}/{tool!r}") as session:
-            row = (await session.execute(_pin_query(server, tool).with_for_update())).first()
-            if row is None:
-                if fingerprint is None:
+            pin: ToolPin | None
+            if fingerprint is None:
+                pin = await _pins.approve_stored_pin(session, server, tool, now=now)
+                if pin is None:
                     raise StoreError(f"tool {tool!r} of server {server!r} has no pin to approve.")
-                pin = ToolPin(server, tool, fingerprint, now, now)
-                await session.execute(sa.insert(tool_pins).values(**_pin_values(pin)))
             else:
-                current = _pin_record(row)
-                if fingerprint is None or fingerprint == current.fingerprint:
-                    pin = ToolPin(server, tool, current.fingerprint, current.first_seen, now)
-                else:
-                    pin = ToolPin(server, tool, fingerprint, now, now)
-                await session.execute(_pin_update(server, tool).values(**_pin_values(pin)))
+                wanted = ToolPin(server, tool, fingerprint, now, now)
+                pin = await _pins.write_pin(session, self._dialect, wanted, keep_approval=False)
             await self._write_action(
                 session,
                 ACTION_APPROVE_PIN,
@@ -571,16 +579,14 @@ class Store:
             query = query.where(tool_pins.c.server == server)
         async with self._transaction(doing="listing tool pins") as session:
             rows = (await session.execute(query)).all()
-        return tuple(_pin_record(row) for row in rows)
+        return tuple(_pins.pin_record(row) for row in rows)
 
     # -- OAuth credentials -------------------------------------------------------------------------
 
     async def get_oauth(self, server: str) -> OAuthCredentials | None:
         """The OAuth credentials kept for `server` (secrets in clear: for the token storage only)."""
-        query = sa.select(oauth_credentials).where(oauth_credentials.c.server == server)
         async with self._transaction(doing=f"reading the OAuth credentials of {server!r}") as session:
-            row = (await session.execute(query)).first()
-        return None if row is None else _oauth_record(row)
+            return await _oauth.read_oauth(session, server)
 
     async def set_oauth_tokens(
         self, server: str, server_url: str, tokens_json: Mapping[str, Any] | None, expires_at: datetime | None
@@ -591,60 +597,37 @@ class Store:
         were not issued for. Token refreshes are routine and not audited.
         """
         tokens = None if tokens_json is None else dict(tokens_json)
-        expiry = _maybe_utc(expires_at)
-        await self._write_oauth(server, server_url, tokens=tokens, token_expires_at=expiry)
+        await self._write_oauth(server, server_url, {"tokens": tokens, "token_expires_at": _maybe_utc(expires_at)})
 
     async def set_oauth_client(self, server: str, server_url: str, client_json: Mapping[str, Any] | None) -> None:
         """Keep the OAuth client registered for `server` (credentials for another URL are dropped)."""
-        await self._write_oauth(server, server_url, client_info=None if client_json is None else dict(client_json))
+        await self._write_oauth(server, server_url, {"client_info": None if client_json is None else dict(client_json)})
 
     async def delete_oauth(self, server: str) -> bool:
         """Forget `server`'s OAuth credentials (sign out); whether there were any."""
-        delete = sa.delete(oauth_credentials).where(oauth_credentials.c.server == server)
+        delete = (
+            sa.delete(oauth_credentials)
+            .where(oauth_credentials.c.server == server)
+            .returning(oauth_credentials.c.server)
+        )
         async with self._transaction(write=True, doing=f"deleting the OAuth credentials of {server!r}") as session:
-            deleted = (await session.execute(delete)).rowcount
-        return bool(deleted)
+            deleted = (await session.execute(delete)).first()
+        return deleted is not None
 
-    async def _write_oauth(self, server: str, server_url: str, **changes: Any) -> None:
+    async def _write_oauth(self, server: str, server_url: str, changes: Mapping[str, Any]) -> None:
         if not server_url:
             raise UsageError("OAuth credentials need the server URL they were issued for.")
-        now = _now()
-        query = sa.select(oauth_credentials).where(oauth_credentials.c.server == server).with_for_update()
         async with self._transaction(write=True, doing=f"keeping the OAuth credentials of {server!r}") as session:
-            row = (await session.execute(query)).first()
-            if row is not None and row.server_url == server_url:
-                update = sa.update(oauth_credentials).where(oauth_credentials.c.server == server)
-                await session.execute(update.values(updated_at=now, **changes))
-                return
-            if row is not None:
-                logger.info(
-                    "OAuth credentials of %r were for %s, not %s; dropping them", server, row.server_url, server_url
-                )
-                await session.execute(sa.delete(oauth_credentials).where(oauth_credentials.c.server == server))
-            await session.execute(
-                sa.insert(oauth_credentials).values(
-                    {"server": server, "server_url": server_url, "updated_at": now, **changes}
-                )
-            )
+            kept = await _oauth.read_oauth(session, server)  # only to say so below; the write decides alone
+            await _oauth.write_oauth(session, self._dialect, server, server_url, changes, now=_now())
+        if kept is not None and kept.server_url != server_url:
+            logger.info("OAuth credentials of %r were for %s, not %s: dropped", server, kept.server_url, server_url)
 
     # -- the seam --------------------------------------------------------------------------------
 
-    @asynccontextmanager
-    async def _transaction(self, *, doing: str, write: bool = False) -> AsyncIterator[AsyncSession]:
-        """One session in one transaction, committed on exit and rolled back on any exception.
-
-        The one place database exceptions become `StoreError`. Writers take SQLite's write lock
-        at BEGIN, so two processes never deadlock upgrading a read lock.
-        """
-        self._check_open()
-        sessions = self._writers if write else self._readers
-        try:
-            async with sessions.begin() as session:
-                yield session
-        except SQLAlchemyError as exc:
-            raise StoreError(f"{doing} failed in the store at {self._label}: {_describe(exc)}") from exc
-        except OSError as exc:  # a PostgreSQL connection refused or reset
-            raise StoreError(f"{doing} failed: cannot reach the store at {self._label}: {_describe(exc)}") from exc
+    def _transaction(self, *, doing: str, write: bool = False) -> AbstractAsyncContextManager[AsyncSession]:
+        """One session in one transaction (see `Transactions.begin`)."""
+        return self._transactions.begin(doing=doing, write=write)
 
     async def _write_action(
         self, session: AsyncSession, action: str, *, actor: str, server: str | None, detail: Mapping[str, Any]
@@ -661,7 +644,7 @@ class Store:
         return row
 
     def _check_open(self) -> None:
-        if self._closed:
+        if self.is_closed:
             raise UsageError(f"the store at {self._label} is closed.")
 
 
@@ -678,24 +661,29 @@ def _create_database_file(file: Path) -> None:
         ) from exc
 
 
-def _describe(exc: BaseException) -> str:
-    # The driver's message only: SQLAlchemy's own text includes the statement.
-    if isinstance(exc, DBAPIError) and exc.orig is not None:
-        exc = exc.orig
-    return f"{type(exc).__name__}: {exc}"
+async def _dispose(engine: AsyncEngine) -> None:
+    with anyio.CancelScope(shield=True), anyio.move_on_after(DISPOSE_TIMEOUT_S):
+        await engine.dispose()
 
 
-def _now() -> datetime:
-    return datetime.now(UTC)
+def _sqlite_busy(exc: OperationalError) -> bool:
+    """SQLite said "busy" or "locked" (by code): another connection holds the lock a migration needs."""
+    code = getattr(exc.orig, "sqlite_errorcode", None)
+    return code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
 
 
-def _utc(value: datetime) -> datetime:
-    """Aware UTC: SQLite gives back naive datetimes (stored as UTC); naive input is taken as UTC."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def _maybe_utc(value: datetime | None) -> datetime | None:
-    return None if value is None else _utc(value)
+def _open_hint(exc: BaseException) -> str:
+    """What to do about a failed open, where the database says why in a code (not in words)."""
+    original = exc.orig if isinstance(exc, DBAPIError) else None
+    code = getattr(original, "sqlstate", None)
+    if code == PG_NO_SUCH_DATABASE:
+        return ". Fix: create it first (`createdb -h HOST -O USER NAME`, or CREATE DATABASE as a superuser)."
+    if code == PG_NOT_ALLOWED:
+        return (
+            ". Fix: let this user create the tables: make the database its own (`createdb -O USER NAME`, or "
+            "ALTER DATABASE NAME OWNER TO USER), or GRANT CREATE ON SCHEMA public TO USER."
+        )
+    return ""
 
 
 def _check_actor(actor: str) -> None:
@@ -774,42 +762,3 @@ def _token_record(row: Row[Any]) -> ApiToken:
         created_at=_utc(row.created_at),
         last_used_at=_maybe_utc(row.last_used_at),
     )
-
-
-def _oauth_record(row: Row[Any]) -> OAuthCredentials:
-    return OAuthCredentials(
-        server=row.server,
-        server_url=row.server_url,
-        tokens=row.tokens,
-        token_expires_at=_maybe_utc(row.token_expires_at),
-        client_info=row.client_info,
-        updated_at=_utc(row.updated_at),
-    )
-
-
-def _pin_record(row: Row[Any]) -> ToolPin:
-    return ToolPin(
-        server=row.server,
-        tool=row.tool,
-        fingerprint=row.fingerprint,
-        first_seen=_utc(row.first_seen),
-        approved_at=_maybe_utc(row.approved_at),
-    )
-
-
-def _pin_query(server: str, tool: str) -> sa.Select[Any]:
-    return sa.select(tool_pins).where(tool_pins.c.server == server, tool_pins.c.tool == tool)
-
-
-def _pin_update(server: str, tool: str) -> sa.Update:
-    return sa.update(tool_pins).where(tool_pins.c.server == server, tool_pins.c.tool == tool)
-
-
-def _pin_values(pin: ToolPin) -> dict[str, Any]:
-    return {
-        "server": pin.server,
-        "tool": pin.tool,
-        "fingerprint": pin.fingerprint,
-        "first_seen": pin.first_seen,
-        "approved_at": pin.approved_at,
-    }
