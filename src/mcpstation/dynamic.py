@@ -222,7 +222,7 @@ class DynamicServers:
         await self.store.remove_dynamic_server(name, actor=actor)
         self.roster.remove(name)
         await self.pool.stop([name])
-        return self._announce(ServerChange(True, action, name, f"removed {name!r}"))
+        return self._announce(ServerChange(True, action, name, f"removed {name!r}", ServerState.REMOVED))
 
     async def set_enabled(self, name: str, enabled: bool, *, actor: str) -> ServerChange:
         action = ChangeAction.ENABLE if enabled else ChangeAction.DISABLE

@@ -414,7 +414,8 @@ class Station:
         return connection
 
     def status(self) -> StationStatus:
-        return station_status(self.roster, self.pool, self.catalog)
+        pins = self.live_catalog.pins
+        return station_status(self.roster, self.pool, self.catalog, pins.warnings if pins is not None else None)
 
     def list_servers(self) -> list[ServerStatus]:
         """Every server, static and dynamic, with origin, state and counts (same as `status()`)."""

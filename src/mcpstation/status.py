@@ -7,8 +7,8 @@ shadowed, pending, refused); the two are one enum, so a reader never compares fr
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from mcpstation.catalog import Catalog
@@ -34,11 +34,18 @@ class ServerState(enum.StrEnum):
     SHADOWED = "SHADOWED"
     PENDING = "PENDING"
     REFUSED = "REFUSED"
+    REMOVED = "REMOVED"  # only in the answer to a removal: the server is gone
 
     @property
     def is_held(self) -> bool:
         """Known but deliberately not run (not a failure to run)."""
-        return self in (ServerState.DISABLED, ServerState.SHADOWED, ServerState.PENDING, ServerState.REFUSED)
+        return self in (
+            ServerState.DISABLED,
+            ServerState.SHADOWED,
+            ServerState.PENDING,
+            ServerState.REFUSED,
+            ServerState.REMOVED,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,10 +130,19 @@ class ReloadReport:
         }
 
 
-def station_status(roster: ServerRoster, pool: ConnectionPool, catalog: Catalog) -> StationStatus:
+def station_status(
+    roster: ServerRoster,
+    pool: ConnectionPool,
+    catalog: Catalog,
+    extra_warnings: Callable[[str], tuple[str, ...]] | None = None,
+) -> StationStatus:
+    """Every known server's status; `extra_warnings` adds what other parts know (tool pinning)."""
     servers: list[ServerStatus] = []
     for entry in roster.entries():
-        servers.append(server_status(entry, pool.get(entry.name)))
+        status = server_status(entry, pool.get(entry.name))
+        if extra_warnings is not None and (more := extra_warnings(entry.name)):
+            status = replace(status, warnings=status.warnings + more)
+        servers.append(status)
         if entry.shadowed is not None:
             servers.append(server_status(entry.shadowed, None))
     return StationStatus(servers=tuple(servers), conflicts=tuple(c.to_dict() for c in catalog.conflicts))

@@ -130,14 +130,20 @@ async def test_cli_verbs_share_one_database(db_url: str, tmp_path: Path) -> None
     added = await cli(
         tmp_path, db_url, "servers", "add", "x", "--json", "--", command["command"], *command["args"], config=config
     )
-    assert added["ok"] and added["state"] == "READY", added
+    assert added["ok"] and added["state"] == "PENDING", added  # a script: a person says yes first
+    approved = await cli(tmp_path, db_url, "servers", "approve", "x", "--json", config=config)
+    assert approved["ok"] and approved["state"] == "READY", approved
     listed = await cli(tmp_path, db_url, "servers", "list", "--json", config=config)
     assert [(s["name"], s["origin"], s["state"]) for s in listed] == [("x", "dynamic", "READY")]
     called = await cli(tmp_path, db_url, "call", "mcp_x_add", "--args", '{"a": 1, "b": 2}', "--json", config=config)
     assert called["ok"] and called["text"] == "3", called
     audit = await cli(tmp_path, db_url, "audit", "--json")
     assert [(c["server"], c["tool"], c["outcome"]) for c in audit["calls"]] == [("x", "add", "ok")]
-    assert [(a["action"], a["actor"]) for a in audit["actions"]] == [("add", "cli"), ("create_token", "cli")]
+    assert [(a["action"], a["actor"]) for a in audit["actions"]] == [
+        ("approve", "cli"),
+        ("add", "cli"),
+        ("create_token", "cli"),
+    ]
     removed = await cli(tmp_path, db_url, "servers", "remove", "x", "--json", config=config)
     assert removed["ok"] and removed["state"] == "REMOVED"
 
@@ -177,12 +183,12 @@ async def test_a_failing_store_fails_the_request_that_needs_it_and_nothing_else(
             await execute(store, "ALTER TABLE dynamic_servers RENAME TO dynamic_servers_away")
             await execute(store, "ALTER TABLE call_audit RENAME TO call_audit_away")
             with pytest.raises(StoreError, match=r"adding dynamic server 'extra' failed in the store at "):
-                await station.add_server(tiny("extra"), actor="alice")
+                await station.add_server(demo("extra"), actor="alice")
             with caplog.at_level(logging.ERROR):
                 result = await station.call_tool("mcp_t_add", {"a": 1, "b": 2})  # its audit write fails meanwhile
                 assert result.ok and result.text == "3"
                 await execute(store, "ALTER TABLE dynamic_servers_away RENAME TO dynamic_servers")
-                assert (await station.add_server(tiny("extra"), actor="alice")).ok  # the station carried on
+                assert (await station.add_server(demo("extra"), actor="alice")).ok  # the station carried on
             await execute(store, "ALTER TABLE call_audit_away RENAME TO call_audit")
             assert station.connection("t").is_ready and station.connection("extra").is_ready
     assert "could not write an audit record for t/add" in caplog.text

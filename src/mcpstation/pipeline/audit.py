@@ -43,7 +43,8 @@ class AuditTrail:
 
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.dropped = 0
+        self.dropped = 0  # records the full queue refused
+        self.failed = 0  # records the store refused in the current outage
         self._send: MemoryObjectSendStream[AuditRecord]
         self._receive: MemoryObjectReceiveStream[AuditRecord]
         self._send, self._receive = anyio.create_memory_object_stream[AuditRecord](AUDIT_QUEUE_SIZE)
@@ -59,6 +60,8 @@ class AuditTrail:
             self._done.set()
 
     async def _write(self, record: AuditRecord) -> None:
+        """Write one record. While the store fails, the first failure is logged with its traceback
+        and the rest are counted; the count is reported when writing works again."""
         try:
             await self.store.record_call(
                 record.server,
@@ -71,7 +74,16 @@ class AuditTrail:
                 kind=record.kind,
             )
         except Exception:  # boundary: auditing must not take the station down
-            logger.exception("could not write an audit record for %s %s/%s", record.kind, record.server, record.target)
+            self.failed += 1
+            if self.failed == 1:
+                logger.exception(
+                    "could not write an audit record for %s/%s (%s); records are lost until the store works again",
+                    record.server, record.target, record.kind,
+                )  # fmt: skip
+            return
+        if self.failed:
+            logger.warning("audit writes work again; %d records could not be written", self.failed)
+            self.failed = 0
 
     async def close(self) -> None:
         """Take no more records; return once every queued one is written (bounded)."""
