@@ -108,12 +108,14 @@ def test_claude_desktop_shape_uses_its_own_keys(tmp_path: Path) -> None:
     path = _copy(tmp_path, "claude_desktop.json")
     editor = ServerFileEditor(path)
 
-    editor.add({"name": "remote", "transport": "sse", "url": "https://x.example/sse", "call_timeout_s": 5})
+    editor.add({"name": "remote", "transport": "sse", "url": "https://x.example/sse"})
     editor.set_enabled("remote", False)
     editor.set_enabled("legacy-sse", True)
+    with pytest.raises(UsageError, match="no place for 'namespace'"):
+        editor.add({"name": "other", "command": "uvx", "namespace": "x"})
 
     servers = json.loads(path.read_text())["mcpServers"]
-    assert servers["remote"] == {"type": "sse", "url": "https://x.example/sse", "timeout": 5, "disabled": True}
+    assert servers["remote"] == {"type": "sse", "url": "https://x.example/sse", "disabled": True}
     assert "disabled" not in servers["legacy-sse"]
     states = {entry.name: entry.enabled for entry in editor.list()}
     assert states == {"filesystem": True, "linear": True, "legacy-sse": True, "remote": False}
