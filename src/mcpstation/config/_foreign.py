@@ -32,6 +32,14 @@ logger = logging.getLogger(__name__)
 
 Mode = Literal["resolve", "translate", "verbatim"]
 TYPO_CUTOFF = 0.75  # how close an unknown key must be to a known one to be called a typo
+_STDIO_FIELDS = ("command", "args", "env", "cwd")
+_REMOTE_FIELDS = ("url", "headers", "bearer_token")
+_OTHER_FIELDS = {
+    "stdio": _REMOTE_FIELDS,
+    "streamable_http": _STDIO_FIELDS,
+    "sse": _STDIO_FIELDS,
+    "websocket": (*_STDIO_FIELDS, "bearer_token"),
+}
 
 
 @dataclass(frozen=True)
@@ -126,20 +134,49 @@ def read_foreign(
             entry.fields["enabled"] = False
             entry.origins["enabled"] = off_at
         _finish_transport(entry, client)
-        result.servers.append(ForeignServer(name, where, entry.fields, entry.origins, entry.skipped))
+        server = ForeignServer(name, where, entry.fields, entry.origins, entry.skipped)
+        if client.id == "librechat":
+            _warn_placeholders(server, label)
+        result.servers.append(server)
     result.missing = scope.missing
     return result
 
 
 def _finish_transport(entry: Entry, client: ClientFormat) -> None:
-    if "transport" in entry.fields or entry.skipped is not None:
+    """Settle the transport, and drop the other transport's keys a client tolerates (`envs: {}` on
+    a goose HTTP extension, a stale `url` on a Cline stdio server)."""
+    if entry.skipped is not None:
         return
-    implied = entry.implied_transport
-    if implied is None and "url" in entry.fields and "command" not in entry.fields:
-        implied = client.url_transport
-    if implied is not None:
+    if "transport" not in entry.fields:
+        implied = entry.implied_transport
+        if implied is None and "url" in entry.fields and "command" not in entry.fields:
+            implied = client.url_transport or infer_transport(entry.fields)
+        elif implied is None and "command" in entry.fields and "url" not in entry.fields:
+            implied = "stdio"
+        if implied is None:
+            return  # both or neither: validation says what is wrong
         entry.fields["transport"] = implied
         entry.origins["transport"] = entry.origins.get("url", entry.where)
+    transport = entry.fields["transport"]
+    if transport not in _OTHER_FIELDS:
+        return
+    for name in _OTHER_FIELDS[transport]:
+        if name in entry.fields:
+            logger.debug("%s: not used by a %s server; ignored", render_path(entry.origins[name]), transport)
+            del entry.fields[name]
+            del entry.origins[name]
+
+
+def _warn_placeholders(server: ForeignServer, label: str) -> None:
+    """LibreChat's `{{LIBRECHAT_USER_ID}}` and `customUserVars` are filled per user, which no station does."""
+    for name, value in server.fields.items():
+        texts = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and "{{" in text for text in texts):
+            logger.warning(
+                "%s: %s: a LibreChat per-user placeholder ({{...}}) is passed on as written",
+                label,
+                render_path(server.origins.get(name, server.where)),
+            )
 
 
 def _entries(

@@ -213,9 +213,7 @@ def _decide(found: FoundFile, server: ForeignServer, taken: Mapping[str, Importe
     transport = fields.get("transport") if isinstance(fields.get("transport"), str) else infer_transport(fields)
 
     def made(status: ImportStatus, reason: str | None = None) -> ImportedServer:
-        return ImportedServer(
-            server.name, found.title, found.path, transport, server.enabled, status, fields, reason
-        )
+        return ImportedServer(server.name, found.title, found.path, transport, server.enabled, status, fields, reason)
 
     if server.skipped is not None:
         return made(ImportStatus.SKIPPED, server.skipped)
