@@ -127,7 +127,7 @@ class JsonText:
         if self.text[line_start:start].strip() == "":
             line_end = self._end_of_line(end)
             if line_end < len(self.text) or self._blank[end:line_end].strip() == "":
-                start, end = line_start, min(line_end + 1, len(self.text))
+                start, end = self._comments_above(line_start), min(line_end + 1, len(self.text))
         else:
             while end < len(self.text) and self.text[end] == " ":
                 end += 1
@@ -136,6 +136,16 @@ class JsonText:
         else:
             text = self.text[:start] + self.text[end:]
         return JsonText(text, comments=self.comments)
+
+    def _comments_above(self, line_start: int) -> int:
+        """The start of the comment lines right above `line_start` (they belong to what follows)."""
+        while line_start > 0:
+            previous = self.text.rfind("\n", 0, line_start - 1) + 1
+            line = self.text[previous : line_start - 1]
+            if not line.strip() or self._blank[previous : line_start - 1].strip():
+                break  # a blank line, or one with JSON on it
+            line_start = previous
+        return line_start
 
     def _spliced(self, start: int, end: int, rendered: str) -> JsonText:
         return JsonText(self.text[:start] + rendered + self.text[end:], comments=self.comments)
