@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 
@@ -241,7 +242,7 @@ def test_a_clients_value_of_the_wrong_kind_is_named() -> None:
 def test_every_variable_form(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     (tmp_path / "token.txt").write_text("from-file\n")
     args = ["${A}", "${B:-fallback}", "${env:A}", "${userHome}", "${file:token.txt}", "${config:editor.x}", "$$"]
-    text = '{"mcpServers": {"s": {"command": "x", "args": %s}}}' % str(args).replace("'", '"')
+    text = json.dumps({"mcpServers": {"s": {"command": "x", "args": args}}})
     path = tmp_path / "mcp_config.json"  # Windsurf's file: it reads ${file:...}
     path.write_text(text)
     with caplog.at_level(logging.WARNING, logger="mcpstation.config"):
