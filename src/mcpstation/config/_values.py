@@ -81,7 +81,8 @@ class Translating:
 
     def env_file(self, path: str, where: Loc) -> dict[str, str]:
         """Each variable of the file as a reference to the environment variable of that name."""
-        file = self._scope.base / Path(path).expanduser()
+        written = translate(path, self._syntax, self._scope, where, self.notes).replace("$$", "$")
+        file = self._scope.base / Path(written).expanduser()
         try:
             names = parse_dotenv(file.read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):

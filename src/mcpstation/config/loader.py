@@ -164,8 +164,10 @@ def workspace_of(source: str | None) -> str | None:
     if not source:
         return None
     file = Path(source).expanduser().absolute()
-    if file.parent.name in PROJECT_FOLDERS:
+    if file.parent.name in PROJECT_FOLDERS and file.parent.parent != Path.home():  # ~/.cursor/ is the user's
         return str(file.parent.parent)
+    if file.parent.name == "mcpServers" and file.parent.parent.name == ".continue":
+        return str(file.parent.parent.parent)
     if file.name == ".mcp.json":
         return str(file.parent)
     return None
