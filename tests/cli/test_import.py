@@ -98,9 +98,9 @@ def test_import_into_writes_a_native_toml_that_loads_and_holds_no_secret(machine
     assert TOKEN not in text
     assert "# from Cursor:" in text and 'Authorization = "Bearer ${DEMO_TOKEN}"' in text
     assert os.stat(into).st_mode & 0o777 == 0o600
-    config = load_config(
-        into, environ={"DEMO_TOKEN": "t", "DEMO_HTTP_URL": "http://h/mcp", "DEMO_SSE_URL": "http://h/sse"}
-    )
+    assert 'DOCS_REGION = "${DOCS_REGION}"' in text  # Cursor's envFile: its variables become references
+    environ = {"DEMO_TOKEN": "t", "DEMO_HTTP_URL": "http://h/mcp", "DEMO_SSE_URL": "http://h/sse"}
+    config = load_config(into, environ=environ | {"DOCS_REGION": "eu", "DOCS_LANG": "en"})
     docs = config.server("docs")
     assert isinstance(docs, StdioServerSpec) and docs.env["DOCS_REGION"].get_secret_value() == "eu"
     web = config.server("web")
