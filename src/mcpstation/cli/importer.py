@@ -43,7 +43,8 @@ _STATUS_STYLE = {
 
 def import_command(
     source: Annotated[
-        str, typer.Option("--from", help=f"Which client's files: auto (every client) or one of {', '.join(CLIENT_IDS)}.")
+        str,
+        typer.Option("--from", help=f"Which client's files: auto (every client) or one of {', '.join(CLIENT_IDS)}."),
     ] = "auto",
     into: Annotated[
         str | None, typer.Option("--into", help="Write the servers to this mcpstation.toml (created or added to).")

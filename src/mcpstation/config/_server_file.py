@@ -24,6 +24,7 @@ from mcpstation.config._clients import ClientFormat, Layout
 from mcpstation.config._detect import allows_comments, detect, root_key
 from mcpstation.config._foreign import ReadOptions, read_foreign
 from mcpstation.config._json_edit import JsonText
+from mcpstation.config._jsonc import has_jsonc_syntax
 from mcpstation.config._lines import LineMap
 from mcpstation.config._problem import Loc, Problem
 from mcpstation.config._servers import infer_transport
@@ -342,8 +343,6 @@ def _target(fields: Mapping[str, Any]) -> str:
 
 
 def _has_comments(text: str | None) -> bool:
-    from mcpstation.config._jsonc import has_jsonc_syntax
-
     return text is not None and has_jsonc_syntax(text)
 
 
