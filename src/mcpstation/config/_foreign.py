@@ -229,6 +229,10 @@ def _claude_json_entries(doc: Mapping[str, Any], workspace: str) -> Iterator[tup
     """User-scope servers, then the current project's local ones (which win on a shared name)."""
     local: dict[str, tuple[Mapping[str, Any], Loc]] = {}
     project = _project_entry(doc, workspace)
+    projects = doc.get("projects")
+    for key, settings in projects.items() if isinstance(projects, Mapping) else ():
+        if (project is None or key != project[0]) and isinstance(settings, Mapping) and settings.get("mcpServers"):
+            logger.debug("projects.%s: another project's servers; read from that project only", key)
     if project is not None:
         key, settings = project
         for name, entry, where in _mapping_entries(settings.get("mcpServers"), ("projects", key, "mcpServers")):
