@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -33,10 +34,16 @@ def test_unknown_key_in_the_nth_mcp_server_table() -> None:
     assert message.startswith("bot_config.toml:11: mcp.servers[1].urll: unknown key. Did you mean 'url'?")
 
 
-def test_unknown_key_in_json_has_its_line() -> None:
+def test_typo_in_a_client_file_is_a_warning_with_its_line(caplog: pytest.LogCaptureFixture) -> None:
     text = '{\n  "mcpServers": {\n    "fs": {\n      "command": "npx",\n      "argz": []\n    }\n  }\n}\n'
-    message = error_of(text, "json", "claude.json")
-    assert message == "claude.json:5: mcpServers.fs.argz: unknown key. Did you mean 'args'?"
+    with caplog.at_level(logging.WARNING, logger="mcpstation.config"):
+        config = parse_config(text, fmt="json", source="claude_desktop_config.json", environ={})
+    assert config.server("fs").target == "npx"  # read leniently, as Claude Desktop would
+    (record,) = caplog.records
+    assert record.getMessage() == (
+        "claude_desktop_config.json:5: mcpServers.fs.argz: not a key Claude Desktop knows; ignored. "
+        "Did you mean 'args'?"
+    )
 
 
 def test_unknown_key_in_yaml_has_its_line() -> None:

@@ -108,12 +108,14 @@ def test_claude_desktop_shape_uses_its_own_keys(tmp_path: Path) -> None:
     path = _copy(tmp_path, "claude_desktop.json")
     editor = ServerFileEditor(path)
 
-    editor.add({"name": "remote", "transport": "sse", "url": "https://x.example/sse", "call_timeout_s": 5})
+    editor.add({"name": "remote", "transport": "sse", "url": "https://x.example/sse"})
     editor.set_enabled("remote", False)
     editor.set_enabled("legacy-sse", True)
+    with pytest.raises(UsageError, match="no place for 'namespace'"):
+        editor.add({"name": "other", "command": "uvx", "namespace": "x"})
 
     servers = json.loads(path.read_text())["mcpServers"]
-    assert servers["remote"] == {"type": "sse", "url": "https://x.example/sse", "timeout": 5, "disabled": True}
+    assert servers["remote"] == {"type": "sse", "url": "https://x.example/sse", "disabled": True}
     assert "disabled" not in servers["legacy-sse"]
     states = {entry.name: entry.enabled for entry in editor.list()}
     assert states == {"filesystem": True, "linear": True, "legacy-sse": True, "remote": False}
@@ -225,3 +227,113 @@ def test_concurrent_processes_lose_no_edit(tmp_path: Path, name: str) -> None:
     names = {entry.name for entry in ServerFileEditor(path).list()}
     assert names == {f"w{worker}-{index}" for worker in range(workers) for index in range(adds)}
     assert len(load_config(path).servers) == workers * adds
+
+
+# -- other clients' files: their vocabulary, every key they own, their comments --------------------
+
+CLIENTS = Path(__file__).parents[1] / "fixtures" / "clients"
+
+
+def _client_copy(tmp_path: Path, fixture: str) -> Path:
+    target = tmp_path / fixture
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes((CLIENTS / fixture).read_bytes())
+    return target
+
+
+def test_seed_002_file_with_an_unrelated_top_level_key_is_edited_through_the_cli(tmp_path: Path) -> None:
+    path = tmp_path / "servers.json"
+    path.write_text('{\n  "schemaVersion": 2,\n  "servers": [\n    {"id": "tester", "command": "node"}\n  ]\n}\n')
+    command = [sys.executable, "-m", "mcpstation", "servers", "add", "time", "--config-file", str(path)]
+    done = subprocess.run([*command, "--", "uvx", "mcp-server-time"], capture_output=True, text=True, timeout=120)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    after = json.loads(path.read_text())
+    assert after["schemaVersion"] == 2
+    assert after["servers"][-1] == {"id": "time", "transport": "stdio", "command": "uvx", "args": ["mcp-server-time"]}
+    assert path.read_text().startswith(
+        '{\n  "schemaVersion": 2,\n  "servers": [\n    {"id": "tester", "command": "node"},'
+    )
+
+
+def test_claude_desktop_file_keeps_every_other_byte(tmp_path: Path) -> None:
+    path = _client_copy(tmp_path, "claude-desktop/claude_desktop_config.json")
+    before = path.read_text()
+    editor = ServerFileEditor(path)
+
+    editor.add({"name": "time", "command": "uvx", "args": ["mcp-server-time"]})
+    editor.remove("time")
+
+    assert path.read_text() == before
+
+
+def test_vs_code_jsonc_keeps_comments_and_gets_servers_in_its_keys(tmp_path: Path) -> None:
+    path = _client_copy(tmp_path, "vscode/.vscode/mcp.json")
+    editor = ServerFileEditor(path)
+
+    editor.add({"name": "time", "transport": "stdio", "command": "uvx", "args": ["mcp-server-time"]})
+    editor.add({"name": "api", "transport": "streamable_http", "url": "https://api.example/mcp"})
+    editor.remove("web")
+
+    text = path.read_text()
+    for kept in ("// Servers for this workspace.", '"inputs": [', '"dev": {"watch": "src/**/*.py"},'):
+        assert kept in text
+    assert "/* remote, same token */" not in text  # it belonged to the server removed
+    assert [entry.name for entry in editor.list()] == ["demo", "time", "api"]
+    assert '"time": {\n      "type": "stdio",\n      "command": "uvx",' in text
+    assert '"api": {\n      "type": "http",\n      "url": "https://api.example/mcp"' in text
+    with pytest.raises(UsageError, match="VS Code has no switch for one server"):
+        editor.set_enabled("demo", False)
+
+
+def test_zed_settings_switch_a_server_off_in_place(tmp_path: Path) -> None:
+    path = _client_copy(tmp_path, "zed/zed/settings.json")
+    before = path.read_text()
+    editor = ServerFileEditor(path)
+
+    editor.set_enabled("notes", False)
+    editor.set_enabled("web", True)
+
+    after = path.read_text()
+    assert after.startswith("// Zed settings\n//\n// For information")
+    assert '"theme": "One Dark",' in after and "// the older shape: a command table" in after
+    states = {entry.name: entry.enabled for entry in editor.list()}
+    assert states == {"notes": False, "archive": True, "mcp-server-github": True, "web": True}
+    assert len(after.splitlines()) == len(before.splitlines()) + 1  # notes' `"enabled": false` added
+    assert '"enabled": true\n    },\n  },\n}' in after  # web's switch flipped where it stood
+
+
+def test_codex_toml_gets_its_own_keys_and_keeps_the_rest(tmp_path: Path) -> None:
+    path = _client_copy(tmp_path, "codex/.codex/config.toml")
+    editor = ServerFileEditor(path)
+
+    editor.add({"name": "api", "transport": "streamable_http", "url": "https://api.example/mcp", "headers": {"X": "1"}})
+    editor.set_enabled("notes", False)
+    with pytest.raises(UsageError, match="does not speak the 'sse' transport"):
+        editor.add({"name": "old", "transport": "sse", "url": "https://old.example/sse"})
+
+    text = path.read_text()
+    assert text.startswith('# Codex CLI configuration\nmodel = "gpt-5-codex"\n')
+    assert '[profiles.deep]\nmodel = "o3"' in text and '[projects."/home/dev/shop"]' in text
+    assert '[mcp_servers.api]\nurl = "https://api.example/mcp"\nhttp_headers = {X = "1"}' in text
+    config = load_config(path, environ={"DEMO_TOKEN": "t"})
+    assert config.server("notes").enabled is False
+    assert config.server("api").headers["X"].get_secret_value() == "1"  # type: ignore[union-attr]
+
+
+def test_windsurf_and_gemini_use_their_own_keys_and_switches(tmp_path: Path) -> None:
+    windsurf = _client_copy(tmp_path, "windsurf/mcp_config.json")
+    ServerFileEditor(windsurf).add({"name": "api", "transport": "streamable_http", "url": "https://a.example/mcp"})
+    assert json.loads(windsurf.read_text())["mcpServers"]["api"] == {"serverUrl": "https://a.example/mcp"}
+
+    gemini = _client_copy(tmp_path, "gemini-cli/.gemini/settings.json")
+    editor = ServerFileEditor(gemini)
+    editor.set_enabled("notes", False)
+    editor.set_enabled("experimental", True)
+    assert "// servers listed here are not started" in gemini.read_text()
+    assert {entry.name: entry.enabled for entry in editor.list()} == {
+        "notes": False,
+        "web": True,
+        "events": True,
+        "experimental": True,
+    }

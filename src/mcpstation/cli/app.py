@@ -55,6 +55,7 @@ from mcpstation.cli._runner import (
 )
 from mcpstation.cli.audit import audit, token_app
 from mcpstation.cli.gateway import gateway_app
+from mcpstation.cli.importer import import_command
 from mcpstation.cli.policy import policy_app
 from mcpstation.cli.servers import servers_app
 from mcpstation.config.loader import load_config, resolve_config_path
@@ -90,6 +91,7 @@ app.add_typer(servers_app, name="servers")
 app.add_typer(token_app, name="token")
 app.add_typer(gateway_app, name="gateway")
 app.command("audit")(audit)
+app.command("import")(import_command)
 
 
 @app.callback()

@@ -7,6 +7,7 @@ its name and its `name` as the title.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,12 +15,24 @@ from mcpstation.config._converted import Converted, check_keys, expect_mapping
 from mcpstation.config._problem import Problem
 from mcpstation.config._servers import ServerList
 
+logger = logging.getLogger(__name__)
+
 TOP_LEVEL_KEYS = ("enabled", "host", "policy", "presets", "servers", "station", "telemetry")
 _ID_RENAMES = {"id": "name", "name": "title"}
 
 
-def convert_native(doc: Mapping[str, Any]) -> Converted:
-    """Convert a native document; unknown top-level keys are problems, nested ones pydantic's."""
+def convert_native(doc: Mapping[str, Any], *, lenient_list: bool = False) -> Converted:
+    """Convert a native document; unknown top-level keys are problems, nested ones pydantic's.
+
+    With `lenient_list`, a document whose `servers` is a list (seed 002's `mcp_servers.json`,
+    written by another program) keeps its other top-level keys to itself: they are reported at
+    DEBUG and left out.
+    """
+    if lenient_list and isinstance(doc.get("servers"), list):
+        others = [key for key in doc if key not in TOP_LEVEL_KEYS]
+        if others:
+            logger.debug("keys beside the servers list left alone: %s", ", ".join(map(str, others)))
+        doc = {key: value for key, value in doc.items() if key in TOP_LEVEL_KEYS}
     check_keys(doc, TOP_LEVEL_KEYS, ())
     out = Converted({key: value for key, value in doc.items() if key != "servers"})
     servers = ServerList(out)

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 import yaml
 
+from mcpstation.config._jsonc import blank_jsonc
 from mcpstation.config._lines import LineMap, json_lines, toml_lines, yaml_lines
 from mcpstation.config._problem import Problem
 
@@ -26,8 +27,8 @@ class Document:
     lines: LineMap
 
 
-def parse_document(text: str, fmt: Format) -> Document:
-    """Parse `text` as `fmt`.
+def parse_document(text: str, fmt: Format, *, comments: bool = False) -> Document:
+    """Parse `text` as `fmt`; with `comments`, JSON may hold comments and trailing commas (JSONC).
 
     Raises:
         Problem: a syntax error (at the top level, with the parser's line) or a duplicate key.
@@ -42,6 +43,8 @@ def parse_document(text: str, fmt: Format) -> Document:
             raise Problem((), f"invalid TOML: {_TOML_POSITION.sub('', message)}.", line=line) from None
         return Document(data, toml_lines(text))
     if fmt == "json":
+        if comments:
+            text = blank_jsonc(text)  # same length and lines: positions stay the user's
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:

@@ -40,10 +40,12 @@ class ServerList:
         *,
         name: str | None = None,
         renames: Mapping[str, str] | None = None,
+        origins: Mapping[str, Loc] | None = None,
     ) -> tuple[dict[str, Any], Loc]:
         """Add one entry found at `where`; `name` when the name is the entry's key.
 
-        `renames` maps the user's key to the native field. Returns the entry and its native place.
+        `renames` maps the user's key to the native field; `origins` gives, for entries already in
+        native fields, each field's place in the user's file. Returns the entry and its native place.
         """
         native: Loc = ("servers", len(self._entries))
         self._converted.link(native, where)
@@ -61,6 +63,8 @@ class ServerList:
             entry[field] = value
             if field != key:
                 self._converted.link((*native, field), (*where, key))
+        for field, place in (origins or {}).items():
+            self._converted.link((*native, field), place)
         if "transport" not in entry:
             inferred = infer_transport(entry)
             if inferred is not None:

@@ -1,7 +1,9 @@
 """Load a configuration file of any supported shape into one validated `StationConfig`.
 
-Steps: parse the text (by extension) → expand `${VAR}` → convert the shape to native → validate.
-Every failure is a `ConfigError` naming the file, the line, the field path and what was expected.
+Steps: parse the text (by extension) → tell which client wrote it → native and seed shapes:
+expand `${VAR}` and convert strictly; another client's file: read leniently (`_foreign.py`) →
+validate. Every failure is a `ConfigError` naming the file, the line, the field path and what
+was expected.
 """
 
 from __future__ import annotations
@@ -12,24 +14,53 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from mcpstation.config._clients import CLIENT_IDS, ClientFormat, client_by_id
+from mcpstation.config._detect import allows_comments, detect
 from mcpstation.config._expand import expand
+from mcpstation.config._foreign import default_options, read_foreign
 from mcpstation.config._formats import to_native
+from mcpstation.config._inputs import InputAsker, terminal_asker
+from mcpstation.config._jsonc import has_jsonc_syntax
 from mcpstation.config._lines import line_of
-from mcpstation.config._parse import Format, parse_document
+from mcpstation.config._parse import Document, Format, parse_document
 from mcpstation.config._problem import Problem, render_path
 from mcpstation.config._validate import validate
 from mcpstation.config.models import StationConfig, StdioServerSpec
-from mcpstation.errors import ConfigError
+from mcpstation.errors import ConfigError, MissingVariablesError
 
 logger = logging.getLogger(__name__)
 
 CONFIG_ENV_VAR = "MCPSTATION_CONFIG"
 DEFAULT_CONFIG_NAME = "mcpstation.toml"
 _FORMATS: dict[str, Format] = {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
+# Folders a client keeps a project's config in: `<project>/.vscode/mcp.json`.
+PROJECT_FOLDERS = (".vscode", ".cursor", ".roo", ".gemini", ".zed", ".codex", ".continue", ".windsurf")
 
 
-def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | None = None) -> StationConfig:
+class _Terminal:
+    """The default of `ask`: a terminal prompt when stdin is one."""
+
+    def __repr__(self) -> str:
+        return "TERMINAL"
+
+
+TERMINAL = _Terminal()
+
+
+def load_config(
+    path: str | os.PathLike[str],
+    *,
+    environ: Mapping[str, str] | None = None,
+    client: str | None = None,
+    ask: InputAsker | _Terminal | None = TERMINAL,
+    workspace: str | None = None,
+) -> StationConfig:
     """Read, expand and validate the file at `path`; the result's `source` is that path.
+
+    Any client's file is read in place: its format is told by its name and content (or forced
+    with `client`, one of `CLIENT_IDS`). `ask` answers VS Code `${input:...}` references that no
+    `MCPSTATION_INPUT_<ID>` variable gives (default: a terminal prompt when stdin is one);
+    `workspace` is `${workspaceFolder}` (default: the project the file belongs to).
 
     Raises:
         ConfigError: the file is missing, unreadable, of an unknown extension, or invalid.
@@ -47,31 +78,108 @@ def load_config(path: str | os.PathLike[str], *, environ: Mapping[str, str] | No
         raise ConfigError("no such file.", path=str(file)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read the file: {exc.__class__.__name__}.", path=str(file)) from None
-    return parse_config(text, fmt=fmt, source=str(file), environ=environ)
+    return parse_config(text, fmt=fmt, source=str(file), environ=environ, client=client, ask=ask, workspace=workspace)
 
 
 def parse_config(
-    text: str, *, fmt: Format, source: str | None = None, environ: Mapping[str, str] | None = None
+    text: str,
+    *,
+    fmt: Format,
+    source: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    client: str | None = None,
+    ask: InputAsker | _Terminal | None = TERMINAL,
+    workspace: str | None = None,
 ) -> StationConfig:
-    """Parse `text` as `fmt` (any supported shape) into a `StationConfig`.
+    """Parse `text` as `fmt` (any supported shape, any client's file) into a `StationConfig`.
 
     Raises:
         ConfigError: a syntax error, an unknown key, a wrong type or value, a duplicate server.
         MissingVariablesError: `${VAR}` references without a value (all of them listed).
     """
     label = source or f"<{fmt}>"
+    environ = os.environ if environ is None else environ
     lines = None
     try:
-        document = parse_document(text, fmt)
+        document, foreign = read_document(text, fmt, source=source, client=client)
         lines = document.lines
-        data = expand(document.data, os.environ if environ is None else environ, source=label)
-        converted = to_native(data)
+        if foreign is None:
+            data = expand(document.data, environ, source=label)
+            converted = to_native(data, lenient_list=fmt != "toml")
+        else:
+            asker = terminal_asker() if isinstance(ask, _Terminal) else ask
+            options = default_options(environ, ask=asker, workspace=workspace or workspace_of(source))
+            read = read_foreign(document.data, foreign, options, label=label, lines=lines)
+            if read.missing:
+                raise MissingVariablesError(read.missing, path=label)
+            converted = read.converted()
+            logger.debug("%s: read as %s's configuration", label, foreign.title)
     except Problem as problem:
         line = problem.line if problem.line is not None or lines is None else line_of(lines, problem.where)
         raise ConfigError(problem.message, path=label, line=line, key=render_path(problem.where) or None) from None
     config = validate(converted, document.lines, source=source, label=label)
     _log_presets(config)
     return config
+
+
+def read_document(
+    text: str, fmt: Format, *, source: str | None, client: str | None = None
+) -> tuple[Document, ClientFormat | None]:
+    """Parse `text` and tell which client wrote it (None: the native or a seed shape).
+
+    JSON may hold comments and trailing commas when the file belongs to a client that allows them.
+
+    Raises:
+        Problem: a syntax error, or `client` is not a known client id.
+    """
+    path = Path(source) if source else None
+    forced = _client(client)
+    if fmt != "json":
+        document = parse_document(text, fmt)
+        return document, detect(path, document.data, client)
+    lenient = allows_comments(path) or (forced is not None and forced.comments)
+    try:
+        document = parse_document(text, "json", comments=lenient)
+    except Problem as strict:
+        if lenient or not has_jsonc_syntax(text):
+            raise
+        try:
+            document = parse_document(text, "json", comments=True)
+        except Problem:
+            raise strict from None
+        found = detect(path, document.data, client)
+        if found is None or not found.comments:
+            raise Problem(
+                strict.where,
+                f"{strict.message} (Comments and trailing commas are read only in the files "
+                "of clients that allow them: VS Code, Zed, Gemini CLI.)",
+                line=strict.line,
+            ) from None
+        return document, found
+    return document, detect(path, document.data, client)
+
+
+def workspace_of(source: str | None) -> str | None:
+    """The project a client's file belongs to: `<project>/.vscode/mcp.json` → `<project>`."""
+    if not source:
+        return None
+    file = Path(source).expanduser().absolute()
+    if file.parent.name in PROJECT_FOLDERS and file.parent.parent != Path.home():  # ~/.cursor/ is the user's
+        return str(file.parent.parent)
+    if file.parent.name == "mcpServers" and file.parent.parent.name == ".continue":
+        return str(file.parent.parent.parent)
+    if file.name == ".mcp.json":
+        return str(file.parent)
+    return None
+
+
+def _client(client_id: str | None) -> ClientFormat | None:
+    if client_id is None:
+        return None
+    try:
+        return client_by_id(client_id)
+    except KeyError:
+        raise Problem((), f"unknown client {client_id!r}; expected one of {', '.join(CLIENT_IDS)}.") from None
 
 
 def default_config() -> StationConfig:
