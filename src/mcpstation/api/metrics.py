@@ -112,6 +112,12 @@ def render_metrics(metrics: MetricsLayer, station: Station) -> str:
         ("templates", catalog.templates),
     ):
         lines.append(_sample("mcpstation_catalog_entries", len(entries), kind=kind))
+    surface = station.status().surface
+    if surface is not None:
+        name = "mcpstation_tool_schema_tokens"
+        _family(lines, name, "gauge", "Estimated schema tokens of the LLM surface: every tool, or with tool search.")
+        lines.append(_sample(name, surface.all_tokens, surface="all"))
+        lines.append(_sample(name, surface.search_tokens, surface="search"))
     _family(lines, "mcpstation_events_dropped_total", "counter", "Events a slow subscriber lost.")
     lines.append(_sample("mcpstation_events_dropped_total", station.events.dropped))
     return "\n".join(lines) + "\n"
