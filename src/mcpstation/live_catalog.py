@@ -5,6 +5,9 @@ merge), in roster order so the first registration of a name wins. A watcher task
 tool definitions against their pins and publishes one `catalog` event per burst, naming the
 kinds that changed. It also knows, for a tool name the catalog lacks, which server it would
 belong to, so a request for it can say that server is down rather than point at a neighbour.
+
+Each catalog it builds is offered to its tool search index (`index`, a `LiveIndex`), which the
+watcher keeps current in the background: a listing change re-indexes that server only.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from collections.abc import Callable
 
 import anyio
 
-from mcpstation.catalog import Catalog
+from mcpstation.catalog import Catalog, Embedder, LiveIndex, default_embedder
 from mcpstation.catalog.naming import name_prefix, public_name
 from mcpstation.config.models import StationSettings
 from mcpstation.connection import ConnectionState, ServerConnection
@@ -56,6 +59,7 @@ class LiveCatalog:
         events: EventHub,
         pins: ToolPins | None = None,
         owned: Callable[[], dict[str, str]] = dict,
+        embedder: Callable[[], Embedder | None] | None = default_embedder,
     ) -> None:
         self.roster = roster
         self.pool = pool
@@ -67,6 +71,7 @@ class LiveCatalog:
         self._dirty = False
         self._wake = anyio.Event()
         self._reported_conflicts: set[tuple[str, str, str]] = set()
+        self.index = LiveIndex(embedder=embedder)
 
     @property
     def snapshot(self) -> Catalog:
@@ -99,6 +104,14 @@ class LiveCatalog:
                 self._reported_conflicts.add(key)
                 logger.warning("%s", conflict)
         self._catalog = catalog
+        self.index.offer(catalog, {c.name: self._server_text(c, settings) for c in ready})
+
+    def _server_text(self, connection: ServerConnection, settings: StationSettings) -> str:
+        """A server's own words for search: its title, the name it gave itself, its instructions."""
+        spec = self.roster.spec(connection.name)
+        info = connection.info
+        words = [spec.title if spec is not None else None, info.server_name, info.instructions]
+        return " ".join(word for word in words if word)[: settings.max_description_chars]
 
     def owner_hint(self, name: str) -> str | None:
         """The server a tool name would belong to when the catalog lacks it: one that is not ready
@@ -126,7 +139,13 @@ class LiveCatalog:
         self._dirty = True  # rebuilt on the next read; no event of its own
 
     async def watch(self) -> None:
-        """Publish `catalog` events (which kinds changed) shortly after servers change. Runs forever."""
+        """Publish `catalog` events (which kinds changed) shortly after servers change, and keep the
+        search index current. Runs forever."""
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.index.run, name="mcpstation tool search index")
+            await self._publish_changes()
+
+    async def _publish_changes(self) -> None:
         before = self.snapshot
         while True:
             await self._wake.wait()

@@ -33,9 +33,11 @@ from mcpstation.catalog import (
     CompletionResult,
     PromptResult,
     ResourceResult,
+    SearchHit,
     SubscriptionResult,
     ToolResult,
 )
+from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.config.loader import load_config
 from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
 from mcpstation.config.presets import needs_url_guard
@@ -48,12 +50,14 @@ from mcpstation.live_catalog import LiveCatalog
 from mcpstation.management import MANAGEMENT_SERVER, MANAGEMENT_TOOLS, management_spec
 from mcpstation.pinning import ToolPins
 from mcpstation.pipeline import (
+    META_TOOLS,
     AuditTrail,
     Bounds,
     Caller,
     Layer,
     Pipeline,
     Router,
+    ToolSurface,
     UrlGuardLayer,
     Visibility,
     assemble,
@@ -66,6 +70,8 @@ from mcpstation.status import ReloadReport, ServerStatus, StationStatus, station
 from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
+
+SURFACE_LINE_WAIT_S = 60.0  # the start-up surface line waits this long for the index to count the catalog
 
 
 class Station:
@@ -147,6 +153,12 @@ class Station:
             handler=handler,
             owner_hint=self.live_catalog.owner_hint,
             offline_reason=self._offline_reason,
+            surface=ToolSurface(
+                settings=lambda: self.config.station,
+                spec_of=self.roster.spec,
+                visibility=self.visibility,
+                index=self.live_catalog.index,
+            ),
         )
 
     def add_layer(self, layer: Layer) -> None:
@@ -189,7 +201,12 @@ class Station:
         return f"server {server!r} is not running ({connection.state}{detail}){unknown}"
 
     def _owned(self) -> dict[str, str]:
-        return dict.fromkeys(MANAGEMENT_TOOLS, MANAGEMENT_SERVER) if MANAGEMENT_SERVER in self.roster else {}
+        """Tool names only the host's own server may take: the management tools, and the tool
+        search meta-tools, which no server lists (the pipeline answers them)."""
+        owned = dict.fromkeys(META_TOOLS, MANAGEMENT_SERVER)
+        if MANAGEMENT_SERVER in self.roster:
+            owned.update(dict.fromkeys(MANAGEMENT_TOOLS, MANAGEMENT_SERVER))
+        return owned
 
     # -- lifecycle ---------------------------------------------------------------------------------
 
@@ -267,6 +284,15 @@ class Station:
             len(self.catalog.tools),
             time.perf_counter() - started,
         )
+        self._task_group.start_soon(self._announce_surface, name="mcpstation surface line")
+
+    async def _announce_surface(self) -> None:
+        """The start-up line of what the catalog costs a model, once the index has counted it (the
+        library caller's surface: every tool)."""
+        await self.live_catalog.index.wait_current(SURFACE_LINE_WAIT_S)
+        totals = self.requests.surface_totals(Caller.library())
+        if totals is not None:
+            logger.info("%s", totals.line())
 
     def _should_run(self, spec: AnyServerSpec) -> bool:
         return spec.enabled and (self.config.enabled or spec.name == MANAGEMENT_SERVER)
@@ -390,8 +416,28 @@ class Station:
         return list(self.catalog.templates.values())
 
     def tools_for(self, caller: Caller) -> list[CatalogTool]:
-        """The tools `caller` may see and call."""
+        """The tools `caller`'s model is handed: every tool it may see, or, with tool search on for it,
+        the pinned ones and `mcp_search_tools` / `mcp_call_tool` (`pipeline/surface.py`)."""
         return self.requests.tools_for(caller)
+
+    def visible_tools(self, caller: Caller) -> list[CatalogTool]:
+        """Every tool `caller` may see and call (each can be called by name, whatever its surface)."""
+        return self.requests.visible_tools(caller)
+
+    async def search_tools(
+        self, query: str, *, limit: int = DEFAULT_LIMIT, server: str | None = None, caller: Caller | None = None
+    ) -> list[SearchHit]:
+        """The best tools for `query` (any language) among what `caller` may see, best first.
+
+        Raises:
+            UsageError: the station is not running, or `limit` is out of range.
+        """
+        self._require_running()
+        return await self.requests.search_tools(query, caller=caller or Caller.library(), limit=limit, server=server)
+
+    def tool_tokens(self, tool: CatalogTool) -> int:
+        """Estimated schema tokens of one catalog tool (o200k_base, as `catalog/tokens.py` counts)."""
+        return self.live_catalog.index.tokens_of(tool)
 
     def prompts_for(self, caller: Caller) -> list[CatalogPrompt]:
         return self.requests.prompts_for(caller)
@@ -414,8 +460,17 @@ class Station:
         return connection
 
     def status(self) -> StationStatus:
+        """Every server, and the LLM surface of the library caller (every tool) with its token estimates."""
+        catalog = self.catalog
         pins = self.live_catalog.pins
-        return station_status(self.roster, self.pool, self.catalog, pins.warnings if pins is not None else None)
+        return station_status(
+            self.roster,
+            self.pool,
+            catalog,
+            tokens=self.live_catalog.index.tokens_by_server(catalog.tools.values()),
+            surface=self.requests.surface_totals(Caller.library()),
+            extra_warnings=pins.warnings if pins is not None else None,
+        )
 
     def list_servers(self) -> list[ServerStatus]:
         """Every server, static and dynamic, with origin, state and counts (same as `status()`)."""

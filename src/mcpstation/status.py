@@ -7,13 +7,14 @@ shadowed, pending, refused); the two are one enum, so a reader never compares fr
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from mcpstation.catalog import Catalog
 from mcpstation.config.models import AnyServerSpec
 from mcpstation.connection import ServerConnection
+from mcpstation.pipeline import SurfaceTotals
 from mcpstation.policy import clean_text
 from mcpstation.pool import ConnectionPool
 from mcpstation.roster import Origin, RosterEntry, ServerRoster, Standing
@@ -71,6 +72,7 @@ class ServerStatus:
     warnings: tuple[str, ...]
     instructions: str | None = None
     origin: Origin = Origin.STATIC
+    tokens: int = 0  # estimated schema tokens of its tools in the catalog
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +85,7 @@ class ServerStatus:
             "server_name": self.server_name,
             "server_version": self.server_version,
             "tools": self.tools,
+            "tokens": self.tokens,
             "prompts": self.prompts,
             "resources": self.resources,
             "templates": self.templates,
@@ -100,9 +103,14 @@ class ServerStatus:
 class StationStatus:
     servers: tuple[ServerStatus, ...]
     conflicts: tuple[dict[str, Any], ...]
+    surface: SurfaceTotals | None = None  # the LLM surface of a caller who sees everything
 
     def to_dict(self) -> dict[str, Any]:
-        return {"servers": [s.to_dict() for s in self.servers], "conflicts": list(self.conflicts)}
+        return {
+            "servers": [s.to_dict() for s in self.servers],
+            "conflicts": list(self.conflicts),
+            "surface": self.surface.to_dict() if self.surface is not None else None,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,21 +142,27 @@ def station_status(
     roster: ServerRoster,
     pool: ConnectionPool,
     catalog: Catalog,
+    *,
+    tokens: Mapping[str, int] | None = None,
+    surface: SurfaceTotals | None = None,
     extra_warnings: Callable[[str], tuple[str, ...]] | None = None,
 ) -> StationStatus:
-    """Every known server's status; `extra_warnings` adds what other parts know (tool pinning)."""
+    """Every known server's status. `tokens`: estimated schema tokens of each server's catalog tools;
+    `surface`: the LLM surface's totals; `extra_warnings`: what other parts know (tool pinning)."""
     servers: list[ServerStatus] = []
+    counted = tokens or {}
     for entry in roster.entries():
-        status = server_status(entry, pool.get(entry.name))
+        status = server_status(entry, pool.get(entry.name), tokens=counted.get(entry.name, 0))
         if extra_warnings is not None and (more := extra_warnings(entry.name)):
             status = replace(status, warnings=status.warnings + more)
         servers.append(status)
         if entry.shadowed is not None:
             servers.append(server_status(entry.shadowed, None))
-    return StationStatus(servers=tuple(servers), conflicts=tuple(c.to_dict() for c in catalog.conflicts))
+    conflicts = tuple(c.to_dict() for c in catalog.conflicts)
+    return StationStatus(servers=tuple(servers), conflicts=conflicts, surface=surface)
 
 
-def server_status(entry: RosterEntry, connection: ServerConnection | None) -> ServerStatus:
+def server_status(entry: RosterEntry, connection: ServerConnection | None, *, tokens: int = 0) -> ServerStatus:
     spec = entry.spec
     if connection is None or not entry.active:
         state = ServerState.STOPPED if entry.standing is Standing.ACTIVE else ServerState(str(entry.standing))
@@ -183,6 +197,7 @@ def server_status(entry: RosterEntry, connection: ServerConnection | None) -> Se
         warnings=snapshot.warnings,
         instructions=clean_text(instructions, max_chars=MAX_INSTRUCTIONS_CHARS) if instructions else None,
         origin=entry.origin,
+        tokens=tokens,
     )
 
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from _processes import alive
-
 from mcpstation.config.models import InProcessServerSpec
 from mcpstation.testing.demo_server import build_demo_server
 

@@ -37,10 +37,13 @@ from mcpstation.api.metrics import MetricsLayer, exposition
 from mcpstation.api.openapi import Operation, Param, openapi_document
 from mcpstation.api.redaction import Redactor, secret_values
 from mcpstation.catalog import CatalogTool
+from mcpstation.catalog.search import DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT
+from mcpstation.catalog.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from mcpstation.config.models import Role
 from mcpstation.errors import StationError
 from mcpstation.gateway import GATEWAY_PATH, GatewayInstrument, GatewayRelay, gateway_asgi_app
 from mcpstation.outcomes import Outcome
+from mcpstation.pipeline import Caller
 from mcpstation.station import Station
 
 logger = logging.getLogger(__name__)
@@ -107,7 +110,13 @@ class _Api:
         for status in self.station.status().servers:
             by_state[status.state] = by_state.get(status.state, 0) + 1
         auth: Literal["token", "local-dev"] = "local-dev" if await self.local_dev.active() else "token"
-        return Reply(m.Health(version=_package_version(), auth=auth, servers=by_state, tools=len(self.station.tools)))
+        totals = self.station.requests.surface_totals(Caller.library())
+        surface = m.SurfaceInfo.model_validate(totals.to_dict()) if totals is not None else None
+        return Reply(
+            m.Health(
+                version=_package_version(), auth=auth, servers=by_state, tools=len(self.station.tools), surface=surface
+            )
+        )
 
     async def list_servers(self, request: Request, _: None) -> Reply:
         return Reply(m.ServerList.model_validate(self.station.status().to_dict()))
@@ -156,17 +165,31 @@ class _Api:
     # -- catalog ----------------------------------------------------------------------------------
 
     def _visible_tools(self, request: Request) -> list[CatalogTool]:
-        return self.station.tools_for(caller_of(request))
+        return self.station.visible_tools(caller_of(request))
 
     async def list_tools(self, request: Request, _: None) -> Reply:
         connections = self.station.connections
         tools = []
         for entry in self._visible_tools(request):
             connection = connections.get(entry.server)
-            tools.append(
-                m.ToolInfo(**entry.to_dict(), server_name=connection.server_name if connection is not None else None)
-            )
+            server_name = connection.server_name if connection is not None else None
+            tools.append(m.ToolInfo(**entry.to_dict(), server_name=server_name, tokens=self.station.tool_tokens(entry)))
         return Reply(m.ToolList(tools=tools))
+
+    async def search_tools(self, request: Request, _: None) -> Reply:
+        query = request.query_params.get("q", "")
+        if not query.strip():
+            raise ApiError(400, "BadRequest", "say what to search for: ?q=<what you want to do>")
+        limit = _int_query(request, "limit", SEARCH_DEFAULT_LIMIT, maximum=SEARCH_MAX_LIMIT)
+        server = request.query_params.get("server") or None
+        hits = await self.station.requests.search_tools(query, caller=caller_of(request), limit=limit, server=server)
+        return Reply(
+            m.ToolSearchBody(
+                query=query,
+                hybrid=self.station.live_catalog.index.hybrid,
+                tools=[m.ToolHit(**hit.to_dict()) for hit in hits],
+            )
+        )
 
     async def call_tool(self, request: Request, body: m.CallToolRequest) -> Reply:
         timeout_s = _float_query(request, "timeout_s")
@@ -337,6 +360,27 @@ class _Api:
                     "GET", "/api/mcp/tools", "The tools the token's role may see, flat.", "user", response=m.ToolList
                 ),
                 self.list_tools,
+            ),
+            _Route(
+                Operation(
+                    "GET",
+                    "/api/mcp/tools/search",
+                    "The best tools for a request in words (any language), best first, among those the token's "
+                    "role may see.",
+                    "user",
+                    response=m.ToolSearchBody,
+                    params=(
+                        Param("q", "query", "What you want to do, in words.", required=True),
+                        Param(
+                            "limit",
+                            "query",
+                            f"At most this many (1-{SEARCH_MAX_LIMIT}, default {SEARCH_DEFAULT_LIMIT}).",
+                            {"type": "integer", "minimum": 1, "maximum": SEARCH_MAX_LIMIT},
+                        ),
+                        Param("server", "query", "Only this server's tools."),
+                    ),
+                ),
+                self.search_tools,
             ),
             _Route(
                 Operation(

@@ -135,10 +135,12 @@ class _StationState(Collector):
     def collect(self) -> Iterable[Metric]:
         servers = GaugeMetricFamily("mcpstation_servers", "Servers by state.", labels=("state",))
         by_state: dict[str, int] = {}
-        for status in self._station.status().servers:
-            by_state[str(status.state)] = by_state.get(str(status.state), 0) + 1
+        status = self._station.status()
+        for server in status.servers:
+            by_state[str(server.state)] = by_state.get(str(server.state), 0) + 1
         for state, count in sorted(by_state.items()):
             servers.add_metric((state,), count)
+        families: list[Metric] = [servers]
         catalog = self._station.catalog
         entries = GaugeMetricFamily(
             "mcpstation_catalog_entries", "Entries in the merged catalog, by kind.", labels=("kind",)
@@ -153,7 +155,18 @@ class _StationState(Collector):
         dropped = CounterMetricFamily(
             "mcpstation_events_dropped", "Events a slow subscriber lost.", value=self._station.events.dropped
         )
-        return (servers, entries, dropped)
+        families += [entries, dropped]
+        surface = status.surface
+        if surface is not None:
+            tokens = GaugeMetricFamily(
+                "mcpstation_tool_schema_tokens",
+                "Estimated schema tokens of the LLM surface: every tool, or with tool search.",
+                labels=("surface",),
+            )
+            tokens.add_metric(("all",), surface.all_tokens)
+            tokens.add_metric(("search",), surface.search_tokens)
+            families.append(tokens)
+        return families
 
 
 class _Scrape(Collector):

@@ -27,12 +27,29 @@ class ErrorBody(_Body):
     tool: str | None = None
 
 
+class SurfaceCost(_Body):
+    tools: int
+    tokens: int = Field(description="Estimated schema tokens (o200k_base, the tokenizer of GPT-4o and later).")
+
+
+class SurfaceInfo(_Body):
+    """What the tools cost a model: the LLM surface of a caller who sees every tool, with and without search."""
+
+    tool_search: Literal["off", "auto", "on"] = Field(description="The `[station] tool_search` setting.")
+    search: bool = Field(description="Whether this surface is the search one (pinned tools and the meta-tools).")
+    tools: int = Field(description="Tools on the surface as a model is handed it.")
+    tokens: int = Field(description="Their estimated schema tokens.")
+    without_search: SurfaceCost = Field(description="Every visible tool.")
+    with_search: SurfaceCost = Field(description="The pinned tools plus mcp_search_tools and mcp_call_tool.")
+
+
 class Health(_Body):
     status: Literal["ok"] = "ok"
     version: str
     auth: Literal["token", "local-dev"] = Field(description="local-dev: loopback with no token in the store.")
     servers: dict[str, int] = Field(description="How many servers are in each state.")
     tools: int
+    surface: SurfaceInfo | None = None
 
 
 class ServerInfo(_Body):
@@ -47,6 +64,7 @@ class ServerInfo(_Body):
     server_name: str | None
     server_version: str | None
     tools: int
+    tokens: int = Field(description="Estimated schema tokens of its tools in the catalog.")
     prompts: int
     resources: int
     templates: int
@@ -62,6 +80,7 @@ class ServerInfo(_Body):
 class ServerList(_Body):
     servers: list[ServerInfo]
     conflicts: list[dict[str, Any]] = Field(description="Catalog entries not published, and why.")
+    surface: SurfaceInfo | None = None
 
 
 class AddServerRequest(RootModel[ServerSpec]):
@@ -88,10 +107,29 @@ class ToolInfo(_Body):
     tool: str = Field(description="The tool's own name on its server.")
     description: str
     input_schema: dict[str, Any]
+    tokens: int = Field(description="Estimated schema tokens of this tool as a model is handed it.")
 
 
 class ToolList(_Body):
     tools: list[ToolInfo]
+
+
+class ToolHit(_Body):
+    """One search result (`SearchHit.to_dict()`)."""
+
+    name: str = Field(description="The public (LLM-facing) name; call it by this.")
+    server: str
+    tool: str
+    score: float = Field(description="Higher is better; comparable within one search only.")
+    description: str
+
+
+class ToolSearchBody(_Body):
+    """The best matches for a request in words, best first, among the tools the token's role may see."""
+
+    query: str
+    hybrid: bool = Field(description="Whether the embedding model ranked alongside the lexical ranker.")
+    tools: list[ToolHit]
 
 
 class CallToolRequest(RootModel[dict[str, Any]]):
@@ -220,6 +258,10 @@ MODELS: tuple[type[BaseModel], ...] = (
     ServerChangeBody,
     ToolInfo,
     ToolList,
+    ToolHit,
+    ToolSearchBody,
+    SurfaceCost,
+    SurfaceInfo,
     CallToolRequest,
     ToolResultBody,
     PromptInfo,

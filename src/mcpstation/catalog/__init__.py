@@ -10,6 +10,7 @@ from mcpstation.catalog.catalog import (
     Conflict,
     tool_selected,
 )
+from mcpstation.catalog.live_index import LiveIndex
 from mcpstation.catalog.naming import PUBLIC_NAME_PATTERN, public_name, sanitize
 from mcpstation.catalog.results import (
     AnyResult,
@@ -54,6 +55,7 @@ __all__ = [
     "ContentBlock",
     "Embedder",
     "EmbeddingCache",
+    "LiveIndex",
     "PromptResult",
     "ResourceResult",
     "SearchHit",

@@ -7,7 +7,15 @@ from collections.abc import Sequence
 from rich.table import Table
 from rich.text import Text
 
-from mcpstation.catalog import CatalogPrompt, CatalogResource, CatalogTemplate, CatalogTool, ToolResult
+from mcpstation.catalog import (
+    CatalogPrompt,
+    CatalogResource,
+    CatalogTemplate,
+    CatalogTool,
+    SearchHit,
+    ToolResult,
+    format_tokens,
+)
 from mcpstation.status import ServerStatus, StationStatus
 
 _STATE_STYLES = {
@@ -26,7 +34,19 @@ _STATE_STYLES = {
 
 def status_table(status: StationStatus) -> Table:
     table = Table(title="servers", expand=False)
-    for column in ("server", "state", "transport", "version", "tools", "prompts", "resources", "templates", "error"):
+    columns = (
+        "server",
+        "state",
+        "transport",
+        "version",
+        "tools",
+        "tokens",
+        "prompts",
+        "resources",
+        "templates",
+        "error",
+    )
+    for column in columns:
         table.add_column(column, overflow="fold")
     for s in status.servers:
         table.add_row(
@@ -35,6 +55,7 @@ def status_table(status: StationStatus) -> Table:
             s.transport,
             s.protocol_version or "-",
             str(s.tools),
+            f"~{format_tokens(s.tokens)}" if s.tokens else "-",
             str(s.prompts),
             str(s.resources),
             str(s.templates),
@@ -54,12 +75,29 @@ def conflicts_table(status: StationStatus) -> Table | None:
     return table
 
 
-def tools_table(tools: Sequence[CatalogTool]) -> Table:
-    table = Table(title=f"{len(tools)} tools")
-    for column in ("name", "server", "tool", "description"):
+def tools_table(tools: Sequence[CatalogTool], *, tokens: Sequence[int] | None = None) -> Table:
+    """The tools; with `tokens` (one per tool), their estimated schema tokens and the total in the title."""
+    title = f"{len(tools)} tools" + (f" (~{format_tokens(sum(tokens))} tokens)" if tokens is not None else "")
+    table = Table(title=title)
+    columns = (
+        ("name", "server", "tool", "tokens", "description")
+        if tokens is not None
+        else ("name", "server", "tool", "description")
+    )
+    for column in columns:
         table.add_column(column, overflow="fold")
-    for t in tools:
-        table.add_row(t.name, t.server, t.tool, _first_line(t.description))
+    for index, t in enumerate(tools):
+        counted = (str(tokens[index]),) if tokens is not None else ()
+        table.add_row(t.name, t.server, t.tool, *counted, _first_line(t.description))
+    return table
+
+
+def search_table(query: str, hits: Sequence[SearchHit]) -> Table:
+    table = Table(title=Text(f"{len(hits)} tools for {query!r}"))
+    for column in ("score", "name", "server", "description"):
+        table.add_column(column, overflow="fold")
+    for hit in hits:
+        table.add_row(f"{hit.score:.2f}", hit.tool.name, hit.tool.server, _first_line(hit.tool.description))
     return table
 
 

@@ -32,6 +32,8 @@ from mcpstation.api import (
 )
 from mcpstation.api.serve import SHUTDOWN_GRACE_S
 from mcpstation.catalog import PromptResult, ResourceResult, ToolResult, render_block
+from mcpstation.catalog.search import DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT
+from mcpstation.catalog.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from mcpstation.cli import _render
 from mcpstation.cli._runner import (
     CLI_CALLER,
@@ -272,6 +274,8 @@ def status(json_output: JsonOption = False) -> None:
         conflicts = _render.conflicts_table(report)
         if conflicts is not None:
             out.print(conflicts)
+        if report.surface is not None:
+            out.print(report.surface.line(), markup=False)
 
     _run(body, require_server=False)
 
@@ -298,14 +302,37 @@ def reconnect(
 
 @tools_app.command("list")
 def tools_list(json_output: JsonOption = False) -> None:
-    """List the catalog's tools under their public names."""
+    """List the catalog's tools under their public names, with their estimated schema tokens."""
     _configure_logging(logging.WARNING)
 
     async def body(station: Station) -> None:
+        tools = station.visible_tools(CLI_CALLER)
         if _wants_json(json_output):
-            _emit_json([t.to_dict() for t in station.tools])
+            _emit_json([{**t.to_dict(), "tokens": station.tool_tokens(t)} for t in tools])
         else:
-            out.print(_render.tools_table(station.tools))
+            out.print(_render.tools_table(tools, tokens=[station.tool_tokens(t) for t in tools]))
+
+    _run(body)
+
+
+@tools_app.command("search")
+def tools_search(
+    query: Annotated[str, typer.Argument(help="What you want to do, in words (any language).")],
+    limit: Annotated[
+        int, typer.Option("--limit", "-n", min=1, max=SEARCH_MAX_LIMIT, help="At most this many matches.")
+    ] = SEARCH_DEFAULT_LIMIT,
+    server: Annotated[str | None, typer.Option("--server", "-s", help="Only this server's tools.")] = None,
+    json_output: JsonOption = False,
+) -> None:
+    """Find the catalog's best tools for a request, best first."""
+    _configure_logging(logging.WARNING)
+
+    async def body(station: Station) -> None:
+        hits = await station.requests.search_tools(query, caller=CLI_CALLER, limit=limit, server=server)
+        if _wants_json(json_output):
+            _emit_json([hit.to_dict() for hit in hits])
+        else:
+            out.print(_render.search_table(query, hits))
 
     _run(body)
 

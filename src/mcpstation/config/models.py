@@ -27,6 +27,7 @@ from pydantic import (
 from mcpstation.config.presets import preset_servers
 
 NamingMode = Literal["prefix", "namespace", "bare"]
+ToolSearchMode = Literal["off", "auto", "on"]
 
 
 class Role(enum.StrEnum):
@@ -88,6 +89,9 @@ class _ServerBase(_Frozen):
         description="Judge URL arguments of every request with the URL guard; unset: on for fetch servers.",
     )
     naming: NamingMode | None = Field(default=None, description="This server's naming mode; unset: [station].")
+    always_visible: tuple[str, ...] = Field(
+        default=(), description="Tool-name globs (its own names) kept on the LLM surface when tool search is on."
+    )
 
     @field_validator("protocol")
     @classmethod
@@ -314,6 +318,22 @@ class StationSettings(_Frozen):
     restart_backoff_max_s: float = Field(default=30.0, gt=0)
     health_interval_s: float = Field(default=30.0, ge=0, description="Ping or discover this often; 0 turns it off.")
     health_timeout_s: float = Field(default=10.0, gt=0)
+    tool_search: ToolSearchMode = Field(
+        default="auto",
+        description="What an LLM is handed: every visible tool (off), or the pinned tools plus mcp_search_tools and "
+        "mcp_call_tool (on); auto is on for a caller over the threshold or the token budget.",
+    )
+    tool_search_threshold: int = Field(
+        default=40, ge=0, description="auto: tool search for a caller who sees more tools than this."
+    )
+    tool_search_token_budget: int = Field(
+        default=10_000,
+        ge=0,
+        description="auto: tool search for a caller whose visible tool schemas are estimated at more tokens than this.",
+    )
+    always_visible: tuple[str, ...] = Field(
+        default=(), description="Public tool-name globs kept on the LLM surface when tool search is on."
+    )
 
 
 class RootSpec(_Frozen):

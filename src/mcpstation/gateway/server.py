@@ -175,11 +175,11 @@ class Gateway:
         self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         caller = self.caller_of(ctx)
-        entry = self.station.catalog.tools.get(params.name)
+        owner = self.station.requests.tool_owner(params.name, params.arguments)  # through mcp_call_tool too
         # Always asked for: `report_progress` is a no-op when the downstream did not ask, and the
         # in-process dispatcher carries the downstream's callback without a token to test for.
         progress = ctx.session.report_progress
-        with self.relay.serving(entry.server if entry is not None else None, ctx):
+        with self.relay.serving(owner, ctx):
             result = await self.station.requests.call_tool(
                 params.name, params.arguments or {}, caller=caller, progress=progress
             )

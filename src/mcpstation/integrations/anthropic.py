@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpstation.catalog import anthropic_tools
+from mcpstation.catalog import anthropic_tools, defer_anthropic_tools
 from mcpstation.errors import UsageError
 from mcpstation.integrations._calls import ArgumentsError, PendingCall, call_all, json_arguments, resolve_caller
 from mcpstation.integrations._content import Answer, Media, Text
@@ -31,9 +31,22 @@ from mcpstation.station import Station
 FRAMEWORK = "anthropic"
 
 
-def tools(station: Station, *, caller: Caller | None = None) -> list[dict[str, Any]]:
-    """The tools `caller` may use, as the Messages API's `tools=`."""
-    return anthropic_tools(station.tools_for(resolve_caller(caller, FRAMEWORK)))
+def tools(station: Station, *, caller: Caller | None = None, defer: bool = False) -> list[dict[str, Any]]:
+    """The tools `caller`'s model is handed (its LLM surface), as the Messages API's `tools=`.
+
+    With tool search on for the caller, that is its pinned tools plus `mcp_search_tools` and
+    `mcp_call_tool`. `defer=True` lets the API search instead: every tool the caller may see, the
+    non-pinned ones marked `defer_loading`, and Anthropic's tool search tool appended (when tool
+    search is off for the caller, every tool is loaded as usual).
+    """
+    resolved = resolve_caller(caller, FRAMEWORK)
+    if not defer:
+        return anthropic_tools(station.tools_for(resolved))
+    surface = station.requests.surface_for(resolved)
+    exported = anthropic_tools(surface.visible)
+    if not surface.search:
+        return exported
+    return defer_anthropic_tools(exported, {tool.name for tool in surface.pinned})
 
 
 async def run_tool_uses(

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from mcpstation.catalog import openai_tools
+from mcpstation.catalog import defer_openai_tools, openai_tools, sanitize
 from mcpstation.errors import UsageError
 from mcpstation.integrations._calls import ArgumentsError, PendingCall, call_all, json_arguments, resolve_caller
 from mcpstation.integrations._content import Answer, Media, MediaKind, Text
@@ -42,19 +42,35 @@ FRAMEWORK = "openai"
 AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", "audio/mpeg": "mp3", "audio/mp3": "mp3"}
 
 
-def tools(station: Station, *, caller: Caller | None = None, api: Api = "chat") -> list[dict[str, Any]]:
-    """The tools `caller` may use, as `tools=` for Chat Completions (`api="chat"`) or Responses.
+def tools(
+    station: Station, *, caller: Caller | None = None, api: Api = "chat", defer: bool = False
+) -> list[dict[str, Any]]:
+    """The tools `caller`'s model is handed (its LLM surface), as `tools=` for Chat Completions
+    (`api="chat"`) or Responses.
+
+    With tool search on for the caller, that is its pinned tools plus `mcp_search_tools` and
+    `mcp_call_tool`. `defer=True` (Responses only) lets the API search instead: every tool the caller
+    may see, the non-pinned ones marked `defer_loading` in one namespace per server, and
+    `{"type": "tool_search"}` appended (when tool search is off for the caller, every tool is loaded).
 
     Raises:
-        UsageError: `api` is neither "chat" nor "responses".
+        UsageError: `api` is neither "chat" nor "responses", or `defer` is asked of chat.
     """
-    exported = openai_tools(station.tools_for(resolve_caller(caller, FRAMEWORK)))
+    if api not in ("chat", "responses"):
+        raise UsageError(f"api must be 'chat' or 'responses', got {api!r}")
+    if defer and api != "responses":
+        raise UsageError("deferred loading exists only in the Responses API: pass api='responses' with defer=True")
+    resolved = resolve_caller(caller, FRAMEWORK)
+    surface = station.requests.surface_for(resolved)
+    exported = openai_tools(surface.visible if defer else surface.tools)
     if api == "chat":
         return exported
-    if api == "responses":
-        # Responses takes the function's fields flat; MCP schemas are rarely strict-mode schemas.
-        return [{"type": "function", **tool["function"], "strict": False} for tool in exported]
-    raise UsageError(f"api must be 'chat' or 'responses', got {api!r}")
+    # Responses takes the function's fields flat; MCP schemas are rarely strict-mode schemas.
+    flat = [{"type": "function", **tool["function"], "strict": False} for tool in exported]
+    if not defer or not surface.search:
+        return flat
+    namespaces = {tool.name: sanitize(tool.server) for tool in surface.visible}
+    return defer_openai_tools(flat, {tool.name for tool in surface.pinned}, namespaces=namespaces)
 
 
 async def run_tool_calls(

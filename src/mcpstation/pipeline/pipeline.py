@@ -7,6 +7,10 @@ same composed layers, with the caller's identity:
 answered exactly like an absent one and never reaches audit or metrics. Audit (and the caller's
 layers) come before the guard and the bounds, so a refused or oversized answer is recorded with
 its outcome like any other. A layer with nothing to do for this station is left out.
+
+Resolution also answers the tool-search meta-tools (`surface.py`): `mcp_search_tools` from the
+search index, `mcp_call_tool` by resolving its target and sending that down the same path, so the
+inner call is the one that is checked for visibility, audited, guarded and bounded.
 """
 
 from __future__ import annotations
@@ -29,14 +33,17 @@ from mcpstation.catalog import (
     CompletionResult,
     PromptResult,
     ResourceResult,
+    SearchHit,
     SubscriptionResult,
     ToolResult,
 )
+from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import Caller
 from mcpstation.pipeline.request import CompletionRef, Handler, Layer, Request, RequestKind, failure
+from mcpstation.pipeline.surface import CALL_TOOL, Surface, SurfaceTotals, ToolSurface
 from mcpstation.pipeline.url_guard import UrlGuardLayer
 from mcpstation.pipeline.visibility import Visibility, not_found_message
 
@@ -79,7 +86,11 @@ OfflineReason = Callable[[str], str | None]
 
 
 class Pipeline:
-    """Resolves what a caller asks for by public name or URI, then runs the composed handler."""
+    """Resolves what a caller asks for by public name or URI, then runs the composed handler.
+
+    With a `surface`, the tool-search meta-tools are answered here too (`pipeline/surface.py`), and
+    `tools_for` is the caller's LLM surface rather than every tool it may see.
+    """
 
     def __init__(
         self,
@@ -89,17 +100,55 @@ class Pipeline:
         handler: Handler,
         owner_hint: OwnerHint,
         offline_reason: OfflineReason,
+        surface: ToolSurface | None = None,
     ) -> None:
         self._catalog = catalog
         self.visibility = visibility
         self.handler = handler
         self._owner_hint = owner_hint
         self._offline_reason = offline_reason
+        self.surface = surface
 
     # -- what a caller may see --------------------------------------------------------------------
 
-    def tools_for(self, caller: Caller) -> list[CatalogTool]:
+    def visible_tools(self, caller: Caller) -> list[CatalogTool]:
+        """Every tool `caller` may see and call."""
         return [t for t in self._catalog().tools.values() if self.visibility.can_see(caller, t.server, t.tool)]
+
+    def surface_for(self, caller: Caller) -> Surface:
+        """What `caller`'s model is handed: every visible tool, or the pinned ones and the meta-tools."""
+        visible = self.visible_tools(caller)
+        if self.surface is None:
+            return Surface(tuple(visible), (), (), search=False)
+        return self.surface.surface(visible)
+
+    def tools_for(self, caller: Caller) -> list[CatalogTool]:
+        """The tools `caller`'s model is handed (its LLM surface)."""
+        return list(self.surface_for(caller).tools)
+
+    def surface_totals(self, caller: Caller) -> SurfaceTotals | None:
+        """Size and estimated schema tokens of `caller`'s surface, with and without tool search."""
+        return self.surface.totals(self.visible_tools(caller)) if self.surface is not None else None
+
+    async def search_tools(
+        self, query: str, *, caller: Caller, limit: int = DEFAULT_LIMIT, server: str | None = None
+    ) -> list[SearchHit]:
+        """The best tools for `query` among what `caller` may see, best first (none without a surface).
+
+        Raises:
+            UsageError: `limit` is out of range.
+        """
+        if self.surface is None:
+            return []
+        return await self.surface.search(query, caller=caller, catalog=self._catalog(), limit=limit, server=server)
+
+    def tool_owner(self, name: str, arguments: Mapping[str, Any] | None = None) -> str | None:
+        """The server a call of `name` goes to (through `mcp_call_tool` to its target), if known."""
+        if self.surface is not None and self.surface.answers(name):
+            target = (arguments or {}).get("name") if name == CALL_TOOL else None
+            name = target if isinstance(target, str) else ""
+        entry = self._catalog().tools.get(name)
+        return entry.server if entry is not None else None
 
     def prompts_for(self, caller: Caller) -> list[CatalogPrompt]:
         return [p for p in self._catalog().prompts.values() if self.visibility.can_see(caller, p.server)]
@@ -132,6 +181,23 @@ class Pipeline:
         timeout_s: float | None = None,
         progress: ProgressFnT | None = None,
         meta: Mapping[str, Any] | None = None,
+    ) -> ToolResult:
+        if self.surface is not None and self.surface.answers(name):
+
+            async def call(inner: str, inner_arguments: Mapping[str, Any]) -> ToolResult:
+                return await self._call_catalog_tool(inner, inner_arguments, caller, timeout_s, progress, meta)
+
+            return await self.surface.answer(name, arguments or {}, caller=caller, catalog=self._catalog(), call=call)
+        return await self._call_catalog_tool(name, arguments, caller, timeout_s, progress, meta)
+
+    async def _call_catalog_tool(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        caller: Caller,
+        timeout_s: float | None,
+        progress: ProgressFnT | None,
+        meta: Mapping[str, Any] | None,
     ) -> ToolResult:
         entry = self._catalog().tools.get(name)
         if entry is None:
@@ -250,7 +316,7 @@ class Pipeline:
             owner = None
         if owner is not None and (reason := self._offline_reason(owner)) is not None:
             return failure(RequestKind.CALL_TOOL, name, Outcome.UNAVAILABLE, reason, server=owner, target=None)
-        visible = [t.name for t in self.tools_for(caller) if owner is None or t.server == owner]
+        visible = [t.name for t in self.visible_tools(caller) if owner is None or t.server == owner]
         return self._not_found(RequestKind.CALL_TOOL, name, caller, visible, visible_already=True)
 
     def _not_found(
