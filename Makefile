@@ -1,8 +1,8 @@
 # mcpstation developer tasks (GNU make).
 #
 #   make run     create .venv if needed, install mcpstation, run `mcpstation up`
-#   make test    install mcpstation[test] and the npm test servers, lint, run pytest
-#   make lint    ruff check src tests
+#   make test    install mcpstation[test] and the npm test servers; ruff, mypy --strict, pytest
+#   make lint    ruff check and format check, mypy --strict
 #   make bench   run the benchmarks
 #   make clean   remove .venv, node_modules and caches
 #
@@ -68,8 +68,10 @@ run: $(STAMP_RUN)
 	$(VENV)/bin/mcpstation up $(ARGS)
 
 lint: $(STAMP_TEST)
-	@echo "==> ruff check src tests"
-	$(VENV)/bin/ruff check src tests
+	@echo "==> ruff check, ruff format --check, mypy --strict src"
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/mypy --strict src
 
 test: $(STAMP_TEST) $(STAMP_NPM)
 	@if command -v chromium >/dev/null; then :; \
@@ -80,8 +82,11 @@ test: $(STAMP_TEST) $(STAMP_NPM)
 	else \
 		echo "note: chromium is not installed and this is not root; the console browser test will be skipped"; \
 	fi
-	@echo "==> ruff check src tests"
-	$(VENV)/bin/ruff check src tests
+	@echo "==> ruff check, ruff format --check"
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+	@echo "==> mypy --strict src"
+	$(VENV)/bin/mypy --strict src
 	@echo "==> pytest $(PYTEST_ARGS)"
 	$(VENV)/bin/pytest $(PYTEST_ARGS)
 

@@ -34,7 +34,7 @@ class Converted:
         """Set `value` at native place `native` (creating tables) and link it to `user`."""
         target = self.data
         for part in native[:-1]:
-            target = target.setdefault(part, {})
+            target = target.setdefault(str(part), {})  # a table's keys are names, not list indexes
         target[native[-1]] = value  # type: ignore[index]  # native places end in a key
         self.link(native, user)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # in the stdlib, missing from its stubs
 
 import yaml
 
@@ -53,7 +53,8 @@ def json_lines(text: str) -> LineMap:
         if char == "[":
             return container(pos, where, "]", keyed=False)
         if char == '"':
-            return scanstring(text, pos + 1)[1]
+            end: int = scanstring(text, pos + 1)[1]
+            return end
         return decoder.raw_decode(text, pos)[1]
 
     def container(pos: int, where: Loc, close: str, *, keyed: bool) -> int:

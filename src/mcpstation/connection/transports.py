@@ -11,7 +11,7 @@ import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TextIO, cast
 
 import httpx2
 from mcp import StdioServerParameters
@@ -77,7 +77,7 @@ def _stdio(spec: StdioServerSpec, context: TransportContext) -> AbstractAsyncCon
     )
     if context.errlog is None:
         return stdio_client(params)
-    return stdio_client(params, errlog=context.errlog)
+    return stdio_client(params, errlog=cast(TextIO, context.errlog))
 
 
 def remote_headers(spec: StreamableHttpServerSpec | SseServerSpec | WebSocketServerSpec) -> dict[str, str]:

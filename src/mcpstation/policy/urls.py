@@ -139,10 +139,10 @@ def _normalise_host(raw: str) -> tuple[str, IPAddress | None]:
         if "%" in inner:
             raise _Refused("scoped IPv6 addresses (with a zone id) are not allowed")
         try:
-            address = ipaddress.IPv6Address(inner)
+            v6 = ipaddress.IPv6Address(inner)
         except ValueError:
             raise _Refused(f"{raw!r} is not a valid IPv6 address") from None
-        return str(address), address
+        return str(v6), v6
     if not raw:
         raise _Refused("URL has no host")
     try:
