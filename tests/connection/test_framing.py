@@ -95,7 +95,7 @@ def test_the_tail_of_a_typescript_ordered_response_names_its_id() -> None:
 
 def test_a_tail_whose_id_is_nested_is_not_read_as_the_message_id() -> None:
     assert sniff_tail(b'"text":"x"},"meta":{"id":5}}') == (False, None)
-    assert sniff_tail(b'yyyyyyyy') == (False, None)
+    assert sniff_tail(b"yyyyyyyy") == (False, None)
 
 
 def test_garbage_heads_reveal_nothing() -> None:

@@ -72,6 +72,23 @@ class LineFramer:
         return self._size
 
     def feed(self, chunk: bytes) -> list[bytes | Oversized]:
+        if self._discarding is None and self._size + len(chunk) <= self.max_line_bytes:
+            # The common case: no line in this chunk can reach the cap, so split it in C.
+            lines: list[bytes | Oversized] = chunk.split(b"\n")  # type: ignore[assignment]
+            rest = lines.pop()
+            assert isinstance(rest, bytes)
+            if self._parts and lines:
+                self._parts.append(lines[0])  # type: ignore[arg-type]
+                lines[0] = b"".join(self._parts)
+                self._parts.clear()
+                self._size = 0
+            if rest:
+                self._parts.append(rest)
+                self._size += len(rest)
+            return lines
+        return self._feed_slowly(chunk)
+
+    def _feed_slowly(self, chunk: bytes) -> list[bytes | Oversized]:
         out: list[bytes | Oversized] = []
         start, end = 0, len(chunk)
         cap = self.max_line_bytes

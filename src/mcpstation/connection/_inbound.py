@@ -28,6 +28,7 @@ import collections
 import enum
 import logging
 import math
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -69,6 +70,7 @@ MAX_REMEMBERED_CANCELLED = 256  # ids we cancelled, to tell a late answer from a
 MAX_REPORTED_DROPPED_TOOLS = 100  # dropped tools kept for `status` until taken
 LOG_EVERY_S = 10.0  # at most one warning per kind of trouble per server in this time
 YIELD_EVERY = 64  # messages handed over without yielding to the event loop
+CLOCK_EVERY = 32  # during a flood, lines between two looks at the clock (a token is 10 ms at 100/s)
 
 _LIST_CHANGED = frozenset(
     {
@@ -78,9 +80,11 @@ _LIST_CHANGED = frozenset(
         "notifications/roots/list_changed",
     }
 )
+_METHOD = re.compile(rb'"method"\s*:\s*"([^"\\]*)"')
 _PROGRESS = "notifications/progress"
 _CANCELLED = "notifications/cancelled"
 _RESOURCE_UPDATED = "notifications/resources/updated"
+_KEYED_METHODS = frozenset(m.encode() for m in (*_LIST_CHANGED, _PROGRESS, _CANCELLED, _RESOURCE_UPDATED))
 
 RequestId = int | str
 CoalesceKey = tuple[str, ...] | tuple[str, RequestId]
@@ -139,6 +143,7 @@ class TransportStats:
     unexpected_responses: int = 0  # not in flight when it arrived: duplicate, pre-emptive, unknown, wrong id type
     late_responses: int = 0  # answers to requests we had already cancelled
     oversized: int = 0  # messages over max_message_bytes, discarded unread
+    notifications_delivered: int = 0  # handed to the session
     notifications_coalesced: int = 0
     notifications_dropped: int = 0
     server_requests_refused: int = 0
@@ -172,37 +177,70 @@ class TransportStats:
 class _Bucket:
     """A token bucket: `take()` says whether one more message fits the budget now."""
 
-    __slots__ = ("_burst", "_rate", "_stamp", "_tokens")
+    __slots__ = ("_burst", "_looks", "_rate", "_stamp", "_tokens")
 
     def __init__(self, rate_per_s: float, burst: int) -> None:
         self._rate = rate_per_s
         self._burst = float(burst)
         self._tokens = float(burst)
         self._stamp = time.monotonic()
+        self._looks = 0
+
+    def _refill(self) -> None:
+        now = time.monotonic()
+        self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
+        self._stamp = now
 
     def take(self) -> bool:
         if self._tokens < 1.0:
-            now = time.monotonic()
-            self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
-            self._stamp = now
+            self._refill()
             if self._tokens < 1.0:
                 return False
         self._tokens -= 1.0
         return True
+
+    @property
+    def spent(self) -> bool:
+        return self._tokens < 1.0
+
+    def empty(self) -> bool:
+        """Whether the budget is spent; while it is, the clock is read only every `CLOCK_EVERY` calls."""
+        if self._tokens >= 1.0:
+            return False
+        self._looks += 1
+        if self._looks % CLOCK_EVERY:
+            return True
+        self._refill()
+        return self._tokens < 1.0
 
     def seconds_until_token(self) -> float:
         missing = 1.0 - self._tokens - (time.monotonic() - self._stamp) * self._rate
         return max(0.0, missing / self._rate) if self._rate > 0 else math.inf
 
 
+class Note:
+    """A notification as decoded; its pydantic model is built only if it is delivered."""
+
+    __slots__ = ("method", "params")
+
+    def __init__(self, method: str, params: dict[str, Any] | None) -> None:
+        self.method = method
+        self.params = params
+
+    def to_message(self) -> SessionMessage:
+        if self.params is None:
+            return SessionMessage(types.JSONRPCNotification(jsonrpc="2.0", method=self.method))
+        return SessionMessage(types.JSONRPCNotification(jsonrpc="2.0", method=self.method, params=self.params))
+
+
 class _Queued:
-    """A notification waiting for the session; coalescing replaces its message in place."""
+    """A notification waiting for the session; coalescing replaces its note in place."""
 
-    __slots__ = ("key", "message")
+    __slots__ = ("key", "note")
 
-    def __init__(self, key: CoalesceKey | None, message: SessionMessage) -> None:
+    def __init__(self, key: CoalesceKey | None, note: Note) -> None:
         self.key = key
-        self.message = message
+        self.note = note
 
 
 class _Throttled:
@@ -217,6 +255,8 @@ class _Throttled:
 
     def note(self, server: str, detail: str) -> None:
         self._pending += 1
+        if self._pending > 1 and self._pending % CLOCK_EVERY:
+            return  # a flood: the clock is read now and then, not per line
         now = time.monotonic()
         if now - self._last >= LOG_EVERY_S:
             logger.warning("server %r: %d %s (latest: %s)", server, self._pending, self._what, detail)
@@ -231,12 +271,13 @@ class InboundStream:
     At end of input it drains what is queued, then raises `anyio.EndOfStream`.
     """
 
-    def __init__(self, notification_budget: _Bucket) -> None:
+    def __init__(self, notification_budget: _Bucket, stats: TransportStats) -> None:
+        self._stats = stats
         self._answers: collections.deque[SessionMessage | _Queued] = collections.deque()
         self._requests: collections.deque[SessionMessage] = collections.deque()
         self._notifications: collections.deque[_Queued] = collections.deque()
         self._queued_by_key: dict[CoalesceKey, _Queued] = {}
-        self._deferred: dict[CoalesceKey, SessionMessage] = {}
+        self._deferred: dict[CoalesceKey, Note] = {}
         self._budget = notification_budget
         self._ready = anyio.Event()
         self._handed_over = 0
@@ -253,13 +294,13 @@ class InboundStream:
         self._answers.append(message)
         self._wake()
 
-    def push_progress(self, key: CoalesceKey, message: SessionMessage) -> bool:
+    def push_progress(self, key: CoalesceKey, note: Note) -> bool:
         """Queue progress beside the answers; False when it replaced a queued one (coalesced)."""
         queued = self._queued_by_key.get(key)
         if queued is not None:
-            queued.message = message
+            queued.note = note
             return False
-        entry = _Queued(key, message)
+        entry = _Queued(key, note)
         self._queued_by_key[key] = entry
         self._answers.append(entry)
         self._wake()
@@ -272,29 +313,29 @@ class InboundStream:
     def queued_notifications(self) -> int:
         return len(self._notifications)
 
-    def coalesce(self, key: CoalesceKey, message: SessionMessage) -> bool:
-        """Replace a queued or held-back message with the same key; False when there is none."""
+    def coalesce(self, key: CoalesceKey, note: Note) -> bool:
+        """Replace a queued or held-back notification with the same key; False when there is none."""
         queued = self._queued_by_key.get(key)
         if queued is not None:
-            queued.message = message
+            queued.note = note
             return True
         if key in self._deferred:
-            self._deferred[key] = message
+            self._deferred[key] = note
             return True
         return False
 
-    def push_notification(self, key: CoalesceKey | None, message: SessionMessage) -> None:
-        entry = _Queued(key, message)
+    def push_notification(self, key: CoalesceKey | None, note: Note) -> None:
+        entry = _Queued(key, note)
         if key is not None:
             self._queued_by_key[key] = entry
         self._notifications.append(entry)
         self._wake()
 
-    def defer(self, key: CoalesceKey, message: SessionMessage) -> bool:
-        """Hold a keyed message back until the budget refills; False when too many keys are held."""
+    def defer(self, key: CoalesceKey, note: Note) -> bool:
+        """Hold a keyed notification back until the budget refills; False when too many keys are held."""
         if len(self._deferred) >= MAX_DEFERRED_KEYS:
             return False
-        self._deferred[key] = message
+        self._deferred[key] = note
         self._wake()
         return True
 
@@ -317,7 +358,8 @@ class InboundStream:
                 if isinstance(item, _Queued):
                     if item.key is not None and self._queued_by_key.get(item.key) is item:
                         del self._queued_by_key[item.key]
-                    return item.message
+                    self._stats.notifications_delivered += 1
+                    return item.note.to_message()
                 return item
         return None
 
@@ -334,7 +376,8 @@ class InboundStream:
         if item is not None:
             return item
         if self._deferred and self._budget.take():
-            return self._deferred.pop(next(iter(self._deferred)))
+            self._stats.notifications_delivered += 1
+            return self._deferred.pop(next(iter(self._deferred))).to_message()
         if self.eof:
             raise anyio.EndOfStream
         raise anyio.WouldBlock
@@ -403,7 +446,7 @@ class Inbound:
         self._reply = reply
         self._notification_budget = _Bucket(limits.notifications_per_s, limits.notification_burst)
         self._request_budget = _Bucket(limits.server_requests_per_s, limits.server_request_burst)
-        self.stream = InboundStream(self._notification_budget)
+        self.stream = InboundStream(self._notification_budget, stats)
         self._in_flight: dict[RequestId, str] = {}
         self._cancelled: collections.OrderedDict[RequestId, None] = collections.OrderedDict()
         self._open_server_requests: set[RequestId] = set()
@@ -415,6 +458,15 @@ class Inbound:
     @property
     def in_flight(self) -> int:
         return len(self._in_flight)
+
+    @property
+    def flooding(self) -> bool:
+        """The server has spent its notification budget (as of the last message)."""
+        return self._notification_budget.spent
+
+    def over_budget(self) -> bool:
+        """The server's notification budget is spent now (looking at the clock now and then)."""
+        return self._notification_budget.empty()
 
     # -- what we send --------------------------------------------------------------------------------
 
@@ -445,13 +497,20 @@ class Inbound:
         """Sort one complete message (a line without its newline, or a frame)."""
         if self.stream.closed:
             return
+        if self._notification_budget.empty() and b'"id"' not in data and _unkeyed_notification(data):
+            # Over budget, and neither a response, a request nor a notification we coalesce: a flood's
+            # bulk, dropped without being decoded. (A response whose "id" key were written escaped
+            # would land here too; only the server that wrote it so would lose its answer.)
+            self.stats.notifications_dropped += 1
+            self._log_flood.note(self.server, "dropped unread")
+            return
         if not data or data.isspace():
             self.stats.blank_lines += 1
             return
         try:
             members = decode_members(data)
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
-            self._unreadable(data, str(exc))
+            self._unreadable(data, _problem(exc))
             return
         jsonrpc = members.get("jsonrpc")
         if jsonrpc != JSONRPC_2_0 and (jsonrpc is None or _safe_decode(jsonrpc) != "2.0"):
@@ -495,7 +554,8 @@ class Inbound:
                 error = types.ErrorData.model_validate(decode(members["error"]))
                 message = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
         except (msgspec.MsgspecError, RecursionError, ValueError) as exc:  # pydantic's ValidationError too
-            self._push_error(request_id, MESSAGE_UNREADABLE, f"unreadable answer to {method} ({_problem(exc)})")
+            why = f"unreadable answer to {method} from server {self.server!r} ({_problem(exc)})"
+            self._push_error(request_id, MESSAGE_UNREADABLE, why)
             self.stats.unreadable += 1
             self._log_unreadable.note(self.server, _preview(data))
             return
@@ -561,6 +621,9 @@ class Inbound:
         return queued < self.limits.max_queued_notifications and self._notification_budget.take()
 
     def _progress(self, params_raw: msgspec.Raw | None, data: bytes) -> None:
+        if not self._in_flight:
+            self._dropped(_PROGRESS)  # progress for nothing we asked
+            return
         params = _params(params_raw)
         token = params.get("progressToken") if params is not None else None
         if not isinstance(token, int | str) or isinstance(token, bool):
@@ -568,19 +631,16 @@ class Inbound:
             return
         token = coerce_request_id(token)  # the SDK correlates "7" with 7 for progress tokens
         if token not in self._in_flight:
-            self._dropped(_PROGRESS)  # progress for nothing we asked
+            self._dropped(_PROGRESS)
             return
-        message = _notification_message(_PROGRESS, params_raw, params)
-        if message is None:
-            self._unreadable(data, "invalid progress notification")
-            return
+        note = Note(_PROGRESS, params)
         key: CoalesceKey = (_PROGRESS, token)
         stream = self.stream
-        if stream.coalesce(key, message):
+        if stream.coalesce(key, note):
             self._coalesced()
         elif self._notification_budget.take():
-            stream.push_progress(key, message)
-        elif not stream.defer(key, message):
+            stream.push_progress(key, note)
+        elif not stream.defer(key, note):
             self._dropped(_PROGRESS)
 
     def _peer_cancelled(self, params_raw: msgspec.Raw | None) -> None:
@@ -590,41 +650,28 @@ class Inbound:
             self._dropped(_CANCELLED)  # cancels nothing the session is handling
             return
         self._open_server_requests.discard(request_id)  # the session will not answer it now
-        message = _notification_message(_CANCELLED, params_raw, params)
-        if message is not None:
-            self.stream.push_notification(None, message)
+        self.stream.push_notification(None, Note(_CANCELLED, params))
 
     def _other_notification(self, method: str, params_raw: msgspec.Raw | None, data: bytes) -> None:
-        stream = self.stream
-        key = self._coalesce_key(method, params_raw)
-        if key is None:
-            if not self._within_budget():
-                self._dropped(method)
-                return
-            message = _notification_message(method, params_raw)
-            if message is None:
-                self._unreadable(data, f"invalid {method} notification")
-            else:
-                stream.push_notification(None, message)
+        keyed = method in _LIST_CHANGED or method == _RESOURCE_UPDATED
+        if not keyed and not self._within_budget():
+            self._dropped(method)
             return
-        message = _notification_message(method, params_raw)
-        if message is None:
-            self._unreadable(data, f"invalid {method} notification")
-        elif stream.coalesce(key, message):
+        params = _params(params_raw) if params_raw is not None else None
+        if params_raw is not None and params is None:
+            self._unreadable(data, f"{method}: params is not an object")
+            return
+        note = Note(method, params)
+        key = _coalesce_key(method, params) if keyed else None
+        stream = self.stream
+        if key is None:
+            stream.push_notification(None, note)
+        elif stream.coalesce(key, note):
             self._coalesced()
         elif self._within_budget():
-            stream.push_notification(key, message)
-        elif not stream.defer(key, message):
+            stream.push_notification(key, note)
+        elif not stream.defer(key, note):
             self._dropped(method)
-
-    def _coalesce_key(self, method: str, params_raw: msgspec.Raw | None) -> CoalesceKey | None:
-        if method in _LIST_CHANGED:
-            return (method,)
-        if method == _RESOURCE_UPDATED:
-            params = _params(params_raw)
-            uri = params.get("uri") if params is not None else None
-            return (method, uri) if isinstance(uri, str) else None
-        return None
 
     def _coalesced(self) -> None:
         self.stats.notifications_coalesced += 1
@@ -642,7 +689,7 @@ class Inbound:
                 sniff_head(data[:HEAD_BYTES]),
                 sniff_tail(data[-HEAD_BYTES:]),
                 MESSAGE_UNREADABLE,
-                f"unreadable answer ({why})",
+                f"unreadable answer from server {self.server!r} ({why})",
             )
 
     # -- faults the framing found ----------------------------------------------------------------------
@@ -708,6 +755,19 @@ class Inbound:
         self.stream.end()
 
 
+def _coalesce_key(method: str, params: dict[str, Any] | None) -> CoalesceKey | None:
+    if method in _LIST_CHANGED:
+        return (method,)
+    uri = params.get("uri") if params is not None else None
+    return (method, uri) if isinstance(uri, str) else None  # resources/updated: one per URI
+
+
+def _unkeyed_notification(data: bytes) -> bool:
+    """Whether the first `"method"` in `data` names a notification we never coalesce (a cheap look, no decode)."""
+    match = _METHOD.search(data)
+    return match is not None and match.group(1) not in _KEYED_METHODS
+
+
 def _request_id(raw: msgspec.Raw) -> RequestId | None:
     value = _safe_decode(raw)
     if isinstance(value, bool) or not isinstance(value, int | str):
@@ -725,18 +785,6 @@ def _safe_decode(raw: msgspec.Raw) -> Any:
 def _params(raw: msgspec.Raw | None) -> dict[str, Any] | None:
     value = _safe_decode(raw) if raw is not None else None
     return value if isinstance(value, dict) else None
-
-
-def _notification_message(
-    method: str, params_raw: msgspec.Raw | None, params: dict[str, Any] | None = None
-) -> SessionMessage | None:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-    if params_raw is not None:
-        body["params"] = params if params is not None else _safe_decode(params_raw)
-    try:
-        return SessionMessage(types.JSONRPCNotification.model_validate(body))
-    except pydantic.ValidationError:
-        return None
 
 
 def _problem(exc: BaseException) -> str:

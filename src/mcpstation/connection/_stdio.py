@@ -60,8 +60,12 @@ from mcpstation.connection._wire import encode_message
 
 logger = logging.getLogger(__name__)
 
-READ_CHUNK_BYTES = 256 * 1024  # one read from the server's stdout
-PIPE_BYTES = 1024 * 1024  # pipe capacity asked of the kernel (Linux grants unprivileged processes up to 1 MiB)
+READ_CHUNK_BYTES = 64 * 1024  # one read from the server's stdout
+FLOOD_READ_CHUNK_BYTES = 4 * 1024  # one read from a server over its notification budget: a short loop turn
+FLOOD_ANSWER_DELAY_S = 0.25  # while a server floods, we read it no faster than its full pipe drains in this time
+FLOOD_WINDOW_S = 0.05  # the flood read rate is measured over windows this long
+STDIN_PIPE_BYTES = 1024 * 1024  # capacity asked of the kernel for the server's stdin (Linux: up to 1 MiB)
+STDOUT_PIPE_BYTES = 256 * 1024  # for its stdout: big enough for big answers, small enough to drain fast
 ENDLESS_LINE_FACTOR = 8  # a line this many caps long without a newline ends the session
 ENDLESS_LINE_S = 2.0  # so does a line still unfinished this long after crossing the cap
 EXIT_EOF_GRACE_S = 0.2  # after the process exits, time for its last output to arrive
@@ -241,11 +245,11 @@ def _spawn(params: StdioServerParameters, errlog: IO[str] | None) -> subprocess.
         bufsize=0,
     )
     assert process.stdin is not None and process.stdout is not None
-    for pipe in (process.stdin, process.stdout):
+    for pipe, size in ((process.stdin, STDIN_PIPE_BYTES), (process.stdout, STDOUT_PIPE_BYTES)):
         os.set_blocking(pipe.fileno(), False)
         if sys.platform == "linux":
             with contextlib.suppress(OSError):
-                fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+                fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, size)
     return process
 
 
@@ -273,6 +277,13 @@ class _StdoutReader:
         self.framer = LineFramer(self.cap)
         self._handled = False  # the oversized line being discarded already had its request answered
         self._crossed_at = 0.0
+        # A flooding server is read at most this fast: an answer it writes behind a full pipe
+        # still arrives within FLOOD_ANSWER_DELAY_S, and the rest of the time the flooder waits
+        # on its own pipe instead of taking CPU from everything else on the machine.
+        self.flood_bytes_per_window = int(_pipe_capacity(fd) / FLOOD_ANSWER_DELAY_S * FLOOD_WINDOW_S)
+        self._window_start = 0.0
+        self._window_bytes = 0
+        self.pause_s = 0.0  # after read_once: how long to leave the pipe alone (flood control)
 
     @property
     def deadline(self) -> float | None:
@@ -282,7 +293,7 @@ class _StdoutReader:
     def read_once(self) -> bool:
         """Read and sort one chunk; False once the stream has ended (EOF, endless line, error)."""
         try:
-            chunk = os.read(self.fd, READ_CHUNK_BYTES)
+            chunk = os.read(self.fd, FLOOD_READ_CHUNK_BYTES if self.inbound.flooding else READ_CHUNK_BYTES)
         except BlockingIOError:
             return self.check_deadline()
         except OSError as exc:
@@ -291,6 +302,7 @@ class _StdoutReader:
         if not chunk:
             self.inbound.end(CloseReason.EOF, "the server closed its stdout")
             return False
+        self._pace(len(chunk))
         inbound = self.inbound
         for item in self.framer.feed(chunk):
             if type(item) is bytes:
@@ -306,6 +318,17 @@ class _StdoutReader:
             _endless(inbound, discarding, f"more than {ENDLESS_LINE_FACTOR} times the cap without a newline")
             return False
         return self.check_deadline()
+
+    def _pace(self, size: int) -> None:
+        self.pause_s = 0.0
+        if not self.inbound.over_budget():
+            return
+        now = time.monotonic()
+        if now - self._window_start >= FLOOD_WINDOW_S:
+            self._window_start, self._window_bytes = now, 0
+        self._window_bytes += size
+        if self._window_bytes >= self.flood_bytes_per_window:
+            self.pause_s = self._window_start + FLOOD_WINDOW_S - now
 
     def check_deadline(self) -> bool:
         deadline = self.deadline
@@ -337,7 +360,10 @@ async def _read_by_waiting(reader: _StdoutReader) -> None:
             await anyio.wait_readable(reader.fd)
         if not reader.read_once():
             return
-        await anyio.lowlevel.checkpoint()  # one chunk at a time: other servers' answers get their turn
+        if reader.pause_s > 0:
+            await anyio.sleep(reader.pause_s)
+        else:
+            await anyio.lowlevel.checkpoint()  # one chunk at a time: other servers' answers get their turn
 
 
 def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
@@ -348,36 +374,55 @@ def _running_asyncio_loop() -> asyncio.AbstractEventLoop | None:
 
 
 async def _read_by_callback(loop: asyncio.AbstractEventLoop, reader: _StdoutReader) -> None:
-    """The asyncio fast path: one reader registration for the whole session, read in the loop's callback.
+    """The asyncio fast path: the pipe is read in the loop's reader callback, registered once.
 
     Saves a task wake-up, two epoll_ctl calls and a failed read per chunk over `wait_readable`,
-    like asyncio's own protocols. This task only owns the registration and the endless-line clock.
+    like asyncio's own protocols. This task owns the registration, the endless-line clock and the
+    pauses flood control asks for.
     """
-    finished = anyio.Event()
+    wake = anyio.Event()
+    ended = False
     failure: list[BaseException] = []
 
     def on_readable() -> None:
+        nonlocal ended
         try:
             more = reader.read_once()
         except BaseException as exc:  # boundary: a bug here must not leave a reader spinning in the loop
             failure.append(exc)
             more = False
-        if not more:
-            loop.remove_reader(reader.fd)
-            finished.set()
+        if more and reader.pause_s <= 0:
+            return
+        ended = not more
+        loop.remove_reader(reader.fd)
+        wake.set()
 
     loop.add_reader(reader.fd, on_readable)
     try:
-        while not finished.is_set():
+        while True:
             deadline = reader.deadline
             with anyio.move_on_after(math.inf if deadline is None else max(0.0, deadline - time.monotonic())):
-                await finished.wait()
-            if not finished.is_set() and not reader.check_deadline():
-                return
+                await wake.wait()
+            if ended:
+                break
+            if wake.is_set():  # paused: the flooder waits on its pipe for a moment
+                await anyio.sleep(reader.pause_s)
+                wake = anyio.Event()
+                loop.add_reader(reader.fd, on_readable)
+            elif not reader.check_deadline():
+                break
     finally:
         loop.remove_reader(reader.fd)
     if failure:
         raise failure[0]
+
+
+def _pipe_capacity(fd: int) -> int:
+    """The pipe's buffer size (Linux can say; elsewhere the common 64 KiB)."""
+    if sys.platform == "linux":
+        with contextlib.suppress(OSError):
+            return max(4096, fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ))
+    return 64 * 1024
 
 
 def _endless(inbound: Inbound, line: Oversized | None, why: str) -> None:

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
 LATEST_VERSION = "2025-11-25"
@@ -26,7 +26,7 @@ INJECTED = "INJECTED"  # text a lying server slips into answers that must never 
 ENUM_BOMB_VALUES = 500_000
 DESCRIPTION_BOMB_BYTES = 1024 * 1024
 PROPERTIES_BOMB_COUNT = 100_000
-TOO_DEEP_FOR_BUDGET = 100  # nesting of the `deep` tool: parsable, over the transport's depth budget
+TOO_DEEP_FOR_BUDGET = 60  # nesting of the `deep` tool: over the transport's depth budget, parsable by pydantic (200)
 TOO_DEEP_TO_PARSE = 5_000  # nesting no JSON parser here accepts
 ENDLESS_CHUNK_BYTES = 64 * 1024
 DRIP_INTERVAL_S = 0.1
@@ -102,19 +102,19 @@ class RogueServer:
         self.mode = mode
         self.count = count
         self.pidfile = pidfile
-        self._out: BinaryIO = sys.stdout.buffer
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._list_calls = 0
         self._answers_seen: dict[str, int] = {}
         self._stop = threading.Event()
+        self._flood_done = threading.Event()
+        self._flood_stop = threading.Event()
 
     # -- writing -------------------------------------------------------------------------------------
 
     def write(self, data: bytes) -> None:
         with self._lock:
-            self._out.write(data)
-            self._out.flush()
+            _write_all(data)
 
     def send(self, message: dict[str, Any]) -> None:
         self.write(json.dumps(message, separators=(",", ":")).encode() + b"\n")
@@ -156,6 +156,7 @@ class RogueServer:
                 continue
             self.handle(message["id"], message["method"], message.get("params") or {})
         self._stop.set()
+        os._exit(0)  # stdin closed: leave now, whatever a flooding thread is writing
 
     def _note_answer(self, message: dict[str, Any]) -> None:
         error = message.get("error")
@@ -214,7 +215,7 @@ class RogueServer:
 
     def _mode_tools(self) -> list[str]:
         return {
-            "notification-flood": ["flood", "flood_done"],
+            "notification-flood": ["flood", "flood_done", "stop_flood"],
             "exit-with-grandchild": ["exit_now"],
             "big-line": ["big_line"],
             "endless-line": ["endless"],
@@ -231,8 +232,12 @@ class RogueServer:
         elif name == "flood" and self.mode == "notification-flood":
             self.in_thread(self._flood)
             self.result(request_id, _text(f"flooding {self.count}"))
+        elif name == "stop_flood" and self.mode == "notification-flood":
+            self._flood_stop.set()
+            self._flood_done.wait()
+            self.result(request_id, _text("stopped"))
         elif name == "flood_done" and self.mode == "notification-flood":
-            self.result(request_id, _text(str(self._stop.is_set())))
+            self.result(request_id, _text(str(self._flood_done.is_set())))
         elif name == "exit_now" and self.mode == "exit-with-grandchild":
             os._exit(5)  # mid-call, unanswered, while the grandchild keeps our stdout open
         elif name == "big_line" and self.mode == "big-line":
@@ -260,7 +265,11 @@ class RogueServer:
         self.result(request_id, injected)  # a second answer: the first one wins
 
     def _flood(self) -> None:
-        """Logs, progress for unknown tokens, resource updates and unknown methods, as fast as possible."""
+        """Logs, progress for unknown tokens, resource updates and unknown methods, as fast as the pipe takes them.
+
+        The lines are built once and written in blocks, so the flood costs this process almost
+        nothing and the reader is what limits its speed.
+        """
 
         def notification(i: int) -> dict[str, Any]:
             kind = i % 4
@@ -272,14 +281,17 @@ class RogueServer:
                 return {"method": "notifications/resources/updated", "params": {"uri": f"rogue://r/{i % 50}"}}
             return {"method": "notifications/rogue/unknown", "params": {"i": i}}
 
-        batch: list[bytes] = []
-        for i in range(self.count):
-            batch.append(json.dumps({"jsonrpc": "2.0", **notification(i)}, separators=(",", ":")).encode() + b"\n")
-            if len(batch) == 64:
-                self.write(b"".join(batch))
-                batch.clear()
-        self.write(b"".join(batch))
-        self._stop.set()
+        lines = [json.dumps({"jsonrpc": "2.0", **notification(i)}, separators=(",", ":")).encode() for i in range(200)]
+        block = b"\n".join(lines) + b"\n"
+        sent = 0
+        self._flood_done.clear()
+        self._flood_stop.clear()
+        while sent + len(lines) <= self.count and not (self._stop.is_set() or self._flood_stop.is_set()):
+            self.write(block)
+            sent += len(lines)
+        if sent < self.count and not self._flood_stop.is_set():
+            self.write(b"\n".join(lines[: self.count - sent]) + b"\n")
+        self._flood_done.set()
 
     def _storm(self) -> None:
         line = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n'
@@ -296,20 +308,18 @@ class RogueServer:
             head += b'[{"type":"text","text":"'
             tail = b'"}]}}\n'
         with self._lock:
-            self._out.write(head)
+            _write_all(head)
             for _ in range(mb):
-                self._out.write(chunk)
-            self._out.write(tail)
-            self._out.flush()
+                _write_all(chunk)
+            _write_all(tail)
 
     def _endless(self) -> None:
         chunk = b"y" * ENDLESS_CHUNK_BYTES
         with self._lock:
             try:
                 while True:
-                    self._out.write(chunk)
-                    self._out.flush()
-            except (BrokenPipeError, OSError):
+                    _write_all(chunk)
+            except OSError:
                 os._exit(0)
 
     def _request_flood(self) -> None:
@@ -342,6 +352,12 @@ class RogueServer:
                 self.write(b"".join(batch))
                 batch.clear()
         self.write(b"".join(batch))
+
+
+def _write_all(data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(1, view) :]
 
 
 def _text(text: str) -> dict[str, Any]:

@@ -21,7 +21,7 @@ Always serves `ping_me` (→ "pong"). Modes:
 Byte-level faults (a hand-written JSON-RPC server, handshake era only; each serves `echo`):
   notification-flood  tool `flood` starts `--count` (200,000) notifications as fast as the pipe takes
                       them (logs, progress for unknown tokens, resources/updated, unknown methods) and
-                      answers at once; `flood_done` says whether the flood has ended
+                      answers at once; `flood_done` says whether it has ended, `stop_flood` ends it
   list-changed-storm  tools/list_changed back to back (`--count`, 100,000) from `initialized` on, and
                       after every tools/list, whose list differs each time (`gen_N`)
   exit-with-grandchild starts `sleep 600` holding our stdout (pid to `--pidfile`); `exit_now` makes the
@@ -36,7 +36,7 @@ Byte-level faults (a hand-written JSON-RPC server, handshake era only; each serv
                       sampling with a huge token budget, elicitation asking for a password, roots,
                       ping, unknown methods; `answers_seen` counts the answers it got, by kind
   schema-bombs        tools/list: `echo` plus a 500,000-value enum, a 1 MiB description, 100,000
-                      properties, cyclic $refs, a remote $ref, a schema nested 100 deep, and `tree`
+                      properties, cyclic $refs, a remote $ref, a schema nested 60 deep, and `tree`
                       (legitimately recursive)
   too-deep-listing    tools/list nests a schema 5,000 levels deep (no parser here accepts it)
   drip-handshake      answers initialize one byte every 0.1 s
