@@ -213,19 +213,18 @@ async def stdio_transport(
         stats.pid = process.pid
         inbound = Inbound(server, limits, stats, lambda data: writer.queue_reply(data))
         writer = PipeWriter(stdin.fileno(), inbound)
-        exited = anyio.Event()
         stdout_done = anyio.Event()
         if on_process is not None:
             on_process(process.pid)
         async with anyio.create_task_group() as tg:
             tg.start_soon(_read, stdout.fileno(), inbound, stdout_done)
             tg.start_soon(writer.run)
-            tg.start_soon(_watch, process, pidfd, inbound, exited, stdout_done)
+            tg.start_soon(_watch, process, pidfd, inbound, stdout_done)
             try:
                 yield inbound.stream, writer
             finally:
                 with anyio.CancelScope(shield=True):
-                    await _stop(process, writer, stdin.fileno(), exited)
+                    await _stop(process, writer, stdin.fileno())
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
@@ -461,13 +460,11 @@ async def _watch(
     process: subprocess.Popen[bytes],
     pidfd: int | None,
     inbound: Inbound,
-    exited: anyio.Event,
     stdout_done: anyio.Event,
 ) -> None:
     """Notice the process's exit from the process; end the session if its stdout outlives it."""
     await _wait_exit(process, pidfd)
     inbound.stats.exit_code = process.returncode
-    exited.set()
     with anyio.move_on_after(EXIT_EOF_GRACE_S):
         await stdout_done.wait()
     if stdout_done.is_set():
@@ -505,27 +502,37 @@ async def _end_group(pgid: int) -> None:
         _signal_group(pgid, signal.SIGKILL)
 
 
-async def _stop(process: subprocess.Popen[bytes], writer: PipeWriter, stdin_fd: int, exited: anyio.Event) -> None:
-    """Close stdin, give the server `STOP_GRACE_S`, then SIGTERM and SIGKILL its process group."""
+async def _stop(process: subprocess.Popen[bytes], writer: PipeWriter, stdin_fd: int) -> None:
+    """Close stdin, give the server `STOP_GRACE_S`, then SIGTERM and SIGKILL its process group.
+
+    Watches the process itself (the exit watcher may have been cancelled with everything else)
+    and keeps draining stdout meanwhile, so a server blocked writing can see its stdin close.
+    """
     await writer.aclose()
     with anyio.move_on_after(WRITER_FLUSH_S):
         await writer.flushed()
     anyio.notify_closing(stdin_fd)
-    assert process.stdin is not None
+    assert process.stdin is not None and process.stdout is not None
     process.stdin.close()
-    with anyio.move_on_after(STOP_GRACE_S):
-        await exited.wait()
-    if not exited.is_set():
+    stdout_fd = process.stdout.fileno()
+
+    def gone() -> bool:
+        _discard_output(stdout_fd)
+        return process.poll() is not None
+
+    if not await _poll_until(gone, timeout_s=STOP_GRACE_S):
         _signal_group(process.pid, signal.SIGTERM)
-        with anyio.move_on_after(TERM_GRACE_S):
-            await exited.wait()
-    if not exited.is_set():
-        _signal_group(process.pid, signal.SIGKILL)
-        with anyio.move_on_after(KILL_REAP_S):
-            await exited.wait()
-    if not exited.is_set():
-        logger.warning("server process %d is still alive after SIGKILL; abandoning it", process.pid)
+        if not await _poll_until(gone, timeout_s=TERM_GRACE_S):
+            _signal_group(process.pid, signal.SIGKILL)
+            if not await _poll_until(gone, timeout_s=KILL_REAP_S):
+                logger.warning("server process %d is still alive after SIGKILL; abandoning it", process.pid)
     await _end_group(process.pid)  # the leader is gone; its group goes too
+
+
+def _discard_output(fd: int) -> None:
+    """Read and drop what the server has written, up to `READ_CHUNK_BYTES` per look."""
+    with contextlib.suppress(OSError):
+        os.read(fd, READ_CHUNK_BYTES)
 
 
 async def _release(process: subprocess.Popen[bytes], pidfd: int | None) -> None:
