@@ -151,6 +151,33 @@ async def test_a_keyed_notification_over_budget_waits_for_the_budget_instead_of_
     assert isinstance(held, SessionMessage) and held.message.method == "notifications/tools/list_changed"  # type: ignore[union-attr]
 
 
+async def test_a_listen_stream_ack_goes_with_the_answers_and_its_events_are_held_not_dropped() -> None:
+    h = Harness(InboundLimits(notifications_per_s=20, notification_burst=1))
+    h.ask("listen-1", "subscriptions/listen")
+    h.feed({"method": "notifications/message", "params": {"level": "info", "data": "spends the budget"}})
+    stamp = {"_meta": {"io.modelcontextprotocol/subscriptionId": "listen-1"}}
+    h.feed({"method": "notifications/subscriptions/acknowledged", "params": {"notifications": {}, **stamp}})
+    for _ in range(100):
+        h.feed({"method": "notifications/message", "params": {"level": "info", "data": "flood"}})
+    h.feed({"method": "notifications/tools/list_changed", "params": stamp})
+    h.feed({"method": "notifications/tools/list_changed"})  # a push outside the stream: kept apart
+    assert [m.method for m in h.drain()] == [  # type: ignore[union-attr]
+        "notifications/subscriptions/acknowledged",
+        "notifications/message",
+    ]
+    later = []
+    with anyio.fail_after(WAIT_S):
+        for _ in range(2):
+            item = await h.inbound.stream.receive()
+            assert isinstance(item, SessionMessage)
+            later.append(item.message)
+    assert [m.method for m in later] == ["notifications/tools/list_changed"] * 2  # type: ignore[union-attr]
+    h.feed({"method": "notifications/cancelled", "params": {"requestId": "listen-1"}})  # the stream's end
+    with anyio.fail_after(WAIT_S):
+        ended = await h.inbound.stream.receive()
+    assert isinstance(ended, SessionMessage) and ended.message.method == "notifications/cancelled"  # type: ignore[union-attr]
+
+
 async def test_the_queue_is_bounded_even_within_budget() -> None:
     h = Harness(InboundLimits(max_queued_notifications=5))
     for i in range(20):

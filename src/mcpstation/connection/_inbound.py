@@ -42,6 +42,7 @@ import msgspec
 import pydantic
 from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 
 from mcpstation.connection._framing import HEAD_BYTES, Edges, Oversized, sniff_head, sniff_tail
 from mcpstation.connection._tool_budget import DroppedTool, ToolBudget, screen_tools_page
@@ -84,10 +85,11 @@ _METHOD = re.compile(rb'"method"\s*:\s*"([^"\\]*)"')
 _PROGRESS = "notifications/progress"
 _CANCELLED = "notifications/cancelled"
 _RESOURCE_UPDATED = "notifications/resources/updated"
-_KEYED_METHODS = frozenset(m.encode() for m in (*_LIST_CHANGED, _PROGRESS, _CANCELLED, _RESOURCE_UPDATED))
+_LISTEN_ACK = "notifications/subscriptions/acknowledged"  # 2026-07-28: a listen stream is open
+_KEYED_METHODS = frozenset(m.encode() for m in (*_LIST_CHANGED, _PROGRESS, _CANCELLED, _RESOURCE_UPDATED, _LISTEN_ACK))
 
 RequestId = int | str
-CoalesceKey = tuple[str, ...] | tuple[str, RequestId]
+CoalesceKey = tuple[str | int | None, ...]
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
@@ -294,8 +296,8 @@ class InboundStream:
         self._answers.append(message)
         self._wake()
 
-    def push_progress(self, key: CoalesceKey, note: Note) -> bool:
-        """Queue progress beside the answers; False when it replaced a queued one (coalesced)."""
+    def push_with_answers(self, key: CoalesceKey, note: Note) -> bool:
+        """Queue a note about a request in flight beside the answers; False when it replaced a queued one."""
         queued = self._queued_by_key.get(key)
         if queued is not None:
             queued.note = note
@@ -639,21 +641,27 @@ class Inbound:
         if stream.coalesce(key, note):
             self._coalesced()
         elif self._notification_budget.take():
-            stream.push_progress(key, note)
+            stream.push_with_answers(key, note)
         elif not stream.defer(key, note):
             self._dropped(_PROGRESS)
 
     def _peer_cancelled(self, params_raw: msgspec.Raw | None) -> None:
         params = _params(params_raw)
         request_id = params.get("requestId") if params is not None else None
-        if not isinstance(request_id, int | str) or request_id not in self._open_server_requests:
-            self._dropped(_CANCELLED)  # cancels nothing the session is handling
+        if not isinstance(request_id, int | str) or isinstance(request_id, bool):
+            self._dropped(_CANCELLED)
             return
-        self._open_server_requests.discard(request_id)  # the session will not answer it now
-        self.stream.push_notification(None, Note(_CANCELLED, params))
+        if request_id in self._open_server_requests:
+            self._open_server_requests.discard(request_id)  # the session will not answer it now
+            self.stream.push_notification(None, Note(_CANCELLED, params))
+        elif request_id in self._in_flight:
+            # One of ours, cancelled by the server: (2026-07-28) how a listen stream ends. Once per request.
+            self.stream.push_with_answers((_CANCELLED, request_id), Note(_CANCELLED, params))
+        else:
+            self._dropped(_CANCELLED)  # cancels nothing the session is handling
 
     def _other_notification(self, method: str, params_raw: msgspec.Raw | None, data: bytes) -> None:
-        keyed = method in _LIST_CHANGED or method == _RESOURCE_UPDATED
+        keyed = method in _LIST_CHANGED or method == _RESOURCE_UPDATED or method == _LISTEN_ACK
         if not keyed and not self._within_budget():
             self._dropped(method)
             return
@@ -664,6 +672,9 @@ class Inbound:
         note = Note(method, params)
         key = _coalesce_key(method, params) if keyed else None
         stream = self.stream
+        if method == _LISTEN_ACK and key is not None and key[1] in self._in_flight:
+            stream.push_with_answers(key, note)  # it opens one of our listen streams: never held back
+            return
         if key is None:
             stream.push_notification(None, note)
         elif stream.coalesce(key, note):
@@ -756,10 +767,14 @@ class Inbound:
 
 
 def _coalesce_key(method: str, params: dict[str, Any] | None) -> CoalesceKey | None:
-    if method in _LIST_CHANGED:
-        return (method,)
+    """One pending per kind and listen stream; for resources/updated, one per URI as well."""
+    meta = params.get("_meta") if params is not None else None
+    stream = meta.get(SUBSCRIPTION_ID_META_KEY) if isinstance(meta, dict) else None
+    stream = stream if isinstance(stream, int | str) and not isinstance(stream, bool) else None
+    if method != _RESOURCE_UPDATED:
+        return (method, stream)
     uri = params.get("uri") if params is not None else None
-    return (method, uri) if isinstance(uri, str) else None  # resources/updated: one per URI
+    return (method, stream, uri) if isinstance(uri, str) else None
 
 
 def _unkeyed_notification(data: bytes) -> bool:
