@@ -296,7 +296,7 @@ def _transport_rows(r: dict[str, Any]) -> list[Row]:
             lambda station, raw: station <= 2.0,
         )
     )
-    for case, label in (("big_line", "one 50 MiB line"), ("schema_bombs", "schema-bomb listing")):
+    for case, label in (("big_line", f"one {transport.BIG_LINE_MB} MiB line"), ("schema_bombs", "schema-bomb listing")):
         m = r["memory"][case]
         rows.append(
             _row(

@@ -30,6 +30,7 @@ WARMUP_CALLS = 200
 IN_FLIGHT = 64
 NEIGHBOUR_CALLS = 200  # timed calls on the healthy server per block, idle and during the flood
 FLOOD = 100_000_000  # notifications per flood: more than a block outlasts (it is stopped after each)
+BIG_LINE_MB = 20  # the size transport_probe.py uses (over our 16 MiB cap; the SDK's reader is quadratic in it)
 
 Opener = Callable[[StdioServerParameters], AbstractAsyncContextManager[Any]]
 SIDES: dict[str, Opener] = {

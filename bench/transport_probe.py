@@ -23,11 +23,11 @@ import anyio
 from mcp.client import ClientSession
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
+from transport import BIG_LINE_MB
 
 from mcpstation.connection._stdio import stdio_transport
 from mcpstation.testing import rogue_server_params
 
-BIG_LINE_MB = 20
 ANSWER_TIMEOUT_S = 120.0  # the SDK side may never answer a listing it cannot parse
 MODES = {"big_line": "big-line", "schema_bombs": "schema-bombs"}
 

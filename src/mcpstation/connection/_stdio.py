@@ -10,7 +10,9 @@ the SDK's `stdio_client`, which can be neither bounded nor made cheap:
   (a longer line is never held whole), sorted by `Inbound` (answers first, floods bounded,
   answers matched to requests in flight). A line that goes on past `ENDLESS_LINE_FACTOR` caps
   or `ENDLESS_LINE_S` fails the requests in flight and ends the session: nothing after it can
-  be framed.
+  be framed. A server over its notification budget is read in small chunks and no faster than
+  its stdout pipe drains in `FLOOD_ANSWER_DELAY_S`: its answers still arrive within that time,
+  and otherwise it waits on its own full pipe, so a flood costs the flooder, not its neighbours.
 - Write: `PipeWriter.send` encodes and writes in the caller's task with one `os.write`; only a
   message the pipe cannot take whole leaves its rest to the writer task, and the next sender
   waits for it (back-pressure, as the SDK's zero-buffer stream gives).
@@ -73,7 +75,7 @@ STOP_GRACE_S = 2.0  # time the server gets to exit after its stdin closes (the S
 TERM_GRACE_S = 2.0  # time between SIGTERM and SIGKILL to the process group
 KILL_REAP_S = 2.0  # time for a killed process to be reaped before we give up on it
 WRITER_FLUSH_S = 0.5  # time to finish writing accepted messages when the session closes
-EXIT_POLL_S = 0.02  # without a pidfd (not Linux): how often to look for the exit
+EXIT_POLL_S = 0.02  # how often to look for the exit while stopping, or always without a pidfd (not Linux)
 MAX_QUEUED_REPLIES = 256  # refusals the transport sends itself, waiting for the server to read them
 
 __all__ = ["PipeWriter", "stdio_transport"]
