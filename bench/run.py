@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio
 import scenarios
+import transport
 from harness import descendants
 
 LEFTOVER_GRACE_S = 3.0  # time a leftover child gets between SIGTERM and SIGKILL
@@ -240,6 +241,75 @@ def build_rows(results: dict[str, Any], plan: scenarios.Plan) -> list[Row]:
                 "lower",
             )
         )
+    if "transport" in results:
+        rows.extend(_transport_rows(results["transport"]))
+    return rows
+
+
+def _transport_rows(r: dict[str, Any]) -> list[Row]:
+    """Row 7: in these rows 'mcpstation' is our stdio transport and 'raw SDK' the SDK's stdio_client."""
+    sdk = "ClientSession+stdio_client"
+    ours, theirs = r["ours"], r["sdk"]
+    cpu_target = "<= 1.0x (stretch 0.7x)", _ratio_target(1.0, "lower")
+    rows = [
+        _row(
+            "7 transport: client CPU per call",
+            "us",
+            ours["cpu_per_call_s"] * 1e6,
+            theirs["cpu_per_call_s"] * 1e6,
+            sdk,
+            "lower",
+            *cpu_target,
+        ),
+        _row("7 transport: call latency p50", "us", ours["p50_s"] * 1e6, theirs["p50_s"] * 1e6, sdk, "lower"),
+        _row("7 transport: call latency p99", "us", ours["p99_s"] * 1e6, theirs["p99_s"] * 1e6, sdk, "lower"),
+        _row(
+            f"7 transport: throughput, {transport.IN_FLIGHT} in flight",
+            "calls/s",
+            ours["median_calls_per_s"],
+            theirs["median_calls_per_s"],
+            sdk,
+            "higher",
+            ">= 1.0x (stretch 1.4x)",
+            _ratio_target(1.0, "higher"),
+        ),
+        _row(
+            f"7 transport: client CPU per call, {transport.IN_FLIGHT} in flight",
+            "us",
+            ours["median_cpu_per_call_in_flight_s"] * 1e6,
+            theirs["median_cpu_per_call_in_flight_s"] * 1e6,
+            sdk,
+            "lower",
+            *cpu_target,
+        ),
+    ]
+    n = r["neighbour"]
+    rows.append(
+        _row(
+            "7 neighbour p95 during a flood / idle (x)",
+            "x",
+            n["ours"]["ratio"],
+            n["sdk"]["ratio"],
+            "same, both servers on stdio_client",
+            "lower",
+            "ours <= 2.0x",
+            lambda station, raw: station <= 2.0,
+        )
+    )
+    for case, label in (("big_line", f"one {transport.BIG_LINE_MB} MiB line"), ("schema_bombs", "schema-bomb listing")):
+        m = r["memory"][case]
+        rows.append(
+            _row(
+                f"7 peak client RSS growth, {label}",
+                "MiB",
+                m["ours"]["peak_growth_bytes"] / 2**20,
+                m["sdk"]["peak_growth_bytes"] / 2**20,
+                sdk,
+                "lower",
+                "ours <= cap + 32 MiB" if case == "big_line" else "-",
+                (lambda station, raw: station <= 48) if case == "big_line" else None,
+            )
+        )
     return rows
 
 
@@ -248,6 +318,8 @@ def _number(value: float | None, unit: str) -> str:
         return "-"
     if unit == "calls/s":
         return f"{value:,.0f} {unit}"
+    if unit == "x":
+        return f"{value:.2f}x"
     if unit == "ms" and value >= 1000:
         return f"{value / 1000:.2f} s"
     if value >= 100:
@@ -290,6 +362,7 @@ SCENARIOS: dict[str, Callable[[scenarios.Plan], Awaitable[dict[str, Any]]]] = {
     "discovery": scenarios.discovery,
     "memory": scenarios.memory,
     "neighbour": scenarios.neighbour,
+    "transport": transport.transport,
 }
 
 

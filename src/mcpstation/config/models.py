@@ -57,6 +57,7 @@ DEFAULT_CALL_TIMEOUT_S = 60.0
 DEFAULT_MAX_LIST_PAGES = 100
 DEFAULT_MAX_RESULT_BYTES = 256 * 1024  # what an LLM can sensibly read of one result
 DEFAULT_HARD_MAX_RESULT_BYTES = 32 * 1024 * 1024
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # one JSON-RPC message from a server over our own transports
 
 
 class _Frozen(BaseModel):
@@ -118,7 +119,23 @@ class _ServerBase(_Frozen):
         raise NotImplementedError
 
 
-class StdioServerSpec(_ServerBase):
+class _OwnTransportLimits(_Frozen):
+    """Bounds our own transports (stdio, WebSocket) apply before the SDK parses anything."""
+
+    max_message_bytes: int = Field(
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        ge=1024,
+        description="Largest message taken from the server; a longer answer fails its request unread.",
+    )
+    max_tool_bytes: int | None = Field(
+        default=None, ge=1024, description="Largest tool definition kept from a listing; None: the default (256 KiB)."
+    )
+    max_tool_depth: int | None = Field(
+        default=None, ge=4, description="Deepest JSON nesting of a kept tool definition; None: the default (40)."
+    )
+
+
+class StdioServerSpec(_ServerBase, _OwnTransportLimits):
     """A local server run as a subprocess, spoken to over stdin/stdout."""
 
     transport: Literal["stdio"] = "stdio"
@@ -216,7 +233,7 @@ class SseServerSpec(_HttpBase):
     transport: Literal["sse"] = "sse"
 
 
-class WebSocketServerSpec(_RemoteBase):
+class WebSocketServerSpec(_RemoteBase, _OwnTransportLimits):
     """A remote server over WebSocket (subprotocol `mcp`)."""
 
     transport: Literal["websocket"] = "websocket"

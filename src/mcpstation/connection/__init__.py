@@ -1,5 +1,14 @@
 """Connections to MCP servers: lifecycle, supervision, discovery and transports."""
 
+from mcpstation.connection._inbound import (
+    MESSAGE_TOO_LARGE,
+    MESSAGE_UNREADABLE,
+    SERVER_REQUEST_REFUSED,
+    CloseReason,
+    InboundLimits,
+    TransportStats,
+)
+from mcpstation.connection._tool_budget import DroppedTool, DropReason, ToolBudget
 from mcpstation.connection.connection import ServerConnection
 from mcpstation.connection.discovery import walk_pages
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
@@ -8,13 +17,22 @@ from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import TRANSPORT_FACTORIES, TransportContext, open_transport
 
 __all__ = [
+    "MESSAGE_TOO_LARGE",
+    "MESSAGE_UNREADABLE",
     "NO_HOOKS",
+    "SERVER_REQUEST_REFUSED",
     "TRANSPORT_FACTORIES",
+    "CloseReason",
     "ConnectionState",
+    "DropReason",
+    "DroppedTool",
+    "InboundLimits",
     "ServerConnection",
     "ServerListing",
     "SessionHooks",
+    "ToolBudget",
     "TransportContext",
+    "TransportStats",
     "open_transport",
     "walk_pages",
 ]

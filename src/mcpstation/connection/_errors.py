@@ -17,6 +17,7 @@ from mcp.client.extension import UnexpectedClaimedResult
 from mcp.client.streamable_http import StreamableHTTPError
 from mcp.shared.exceptions import MCPError
 
+from mcpstation.connection._inbound import MESSAGE_TOO_LARGE, MESSAGE_UNREADABLE
 from mcpstation.errors import (
     CallError,
     CallTimeout,
@@ -28,10 +29,6 @@ from mcpstation.errors import (
     ServerUnavailable,
     StationError,
 )
-
-MESSAGE_TOO_LARGE = -32090
-"""Our transports answer a request with this JSON-RPC error code when its answer is over the size cap
-(an implementation-defined server-error code, so it cannot be mistaken for a spec-defined one)."""
 
 
 def leaf_errors(exc: BaseException) -> list[BaseException]:
@@ -181,6 +178,10 @@ def _from_mcp_error(exc: MCPError, *, server: str, tool: str, timeout_s: float |
         )
     if code == MESSAGE_TOO_LARGE:
         return MessageTooLarge(f"server {server!r}: {exc.error.message}", tool=tool, server=server)
+    if code == MESSAGE_UNREADABLE:
+        return InvalidResult(
+            f"server {server!r} sent an unreadable answer to {tool!r}: {exc.error.message}", tool=tool, server=server
+        )
     return RemoteError(
         f"server {server!r} answered {tool!r} with error {code}: {exc.error.message}",
         tool=tool,

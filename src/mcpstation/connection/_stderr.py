@@ -18,8 +18,9 @@ READ_CHUNK_BYTES = 65536
 class StderrSink:
     """A pipe whose write end is the child's fd 2 and whose read end we drain, without threads.
 
-    `file` is handed to the SDK's `stdio_client(errlog=...)`. `drain` must run in a task for as
-    long as the child may write, or the child blocks on a full pipe.
+    `file` is handed to the stdio transport as `TransportContext.errlog` (it becomes the child's
+    fd 2). `drain` must run in a task for as long as the child may write, or the child blocks on
+    a full pipe.
     """
 
     def __init__(self, server: str, on_line: Callable[[str, str], None] | None = None) -> None:

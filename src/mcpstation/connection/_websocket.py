@@ -2,28 +2,42 @@
 
 One JSON-RPC message per frame, subprotocol `mcp` (as mcp 1.x and its servers used). The
 context manager yields the SDK's stream pair, so `Client(websocket_transport(url))` negotiates
-either protocol era unchanged. Built on `websockets`' asyncio client: asyncio backend only.
+either protocol era unchanged. What the server sends is sorted by `_inbound` as on stdio
+(answers first, floods bounded, listings screened); a frame over `max_message_bytes` ends the
+connection (websockets closes it with 1009 without buffering the frame), and the requests in
+flight fail with `MESSAGE_TOO_LARGE`. Built on `websockets`' asyncio client: asyncio backend only.
 """
 
 from __future__ import annotations
 
+import collections
 import logging
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 
 import anyio
-import mcp_types as types
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.shared.message import SessionMessage
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus, InvalidURI
+from websockets.frames import CloseCode
 from websockets.typing import Subprotocol
+
+from mcpstation.connection._inbound import (
+    MESSAGE_TOO_LARGE,
+    CloseReason,
+    Inbound,
+    InboundLimits,
+    InboundStream,
+    TransportStats,
+)
+from mcpstation.connection._wire import encode_message
 
 logger = logging.getLogger(__name__)
 
 MCP_SUBPROTOCOL = Subprotocol("mcp")
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024  # largest frame we accept; tool results can be big
 CLOSE_TIMEOUT_S = 2.0  # time the server gets to answer our close frame before we drop the socket
+MAX_QUEUED_REPLIES = 256  # refusals the transport sends itself, waiting to go out
 
 __all__ = ["WebSocketConnectError", "WebSocketHandshakeError", "websocket_transport"]
 
@@ -46,31 +60,38 @@ class WebSocketHandshakeError(WebSocketConnectError):
 
 @asynccontextmanager
 async def websocket_transport(
-    url: str, headers: Mapping[str, str] | None = None, *, open_timeout_s: float = 10.0
-) -> AsyncIterator[
-    tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
-]:
+    url: str,
+    headers: Mapping[str, str] | None = None,
+    *,
+    open_timeout_s: float = 10.0,
+    server: str | None = None,
+    limits: InboundLimits | None = None,
+    stats: TransportStats | None = None,
+) -> AsyncIterator[tuple[InboundStream, MemoryObjectSendStream[SessionMessage]]]:
     """Connect to an MCP server at a `ws://` or `wss://` URL and yield `(read_stream, write_stream)`.
 
-    Frames that are not valid JSON-RPC arrive on the read stream as `Exception` values (the session
-    survives them); the server closing the connection closes the read stream (EOF).
+    `server` names it in errors and logs (default: the URL); `stats` collects what was dropped,
+    refused or cut. The server closing the connection ends the read stream (EOF).
 
     Raises:
         WebSocketHandshakeError: the server rejected the upgrade (e.g. HTTP 403/404).
         WebSocketConnectError: connection refused, unreachable, or not open within `open_timeout_s`.
         ValueError: `url` is not a WebSocket URL.
     """
-    websocket = await _open(url, headers, open_timeout_s)
+    limits = limits or InboundLimits()
+    stats = stats if stats is not None else TransportStats()
+    websocket = await _open(url, headers, open_timeout_s, limits.max_message_bytes)
     if websocket.subprotocol != MCP_SUBPROTOCOL:
         logger.debug("server at %s did not confirm the %r subprotocol", url, MCP_SUBPROTOCOL)
-    read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    replies = _Replies()
+    inbound = Inbound(server or url, limits, stats, replies.put)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](0)
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(_frames_to_session, websocket, read_send)
-            tg.start_soon(_session_to_frames, websocket, write_recv)
+            tg.start_soon(_frames_to_inbound, websocket, inbound)
+            tg.start_soon(_session_to_frames, websocket, write_recv, inbound, replies)
             try:
-                yield read_recv, write_send
+                yield inbound.stream, write_send
             finally:
                 tg.cancel_scope.cancel()
     finally:
@@ -78,7 +99,24 @@ async def websocket_transport(
             await websocket.close()
 
 
-async def _open(url: str, headers: Mapping[str, str] | None, open_timeout_s: float) -> ClientConnection:
+class _Replies:
+    """Messages the transport itself answers the server with, bounded."""
+
+    def __init__(self) -> None:
+        self.queue: collections.deque[bytes] = collections.deque()
+        self.ready = anyio.Event()
+
+    def put(self, data: bytes) -> bool:
+        if len(self.queue) >= MAX_QUEUED_REPLIES:
+            return False
+        self.queue.append(data)
+        self.ready.set()
+        return True
+
+
+async def _open(
+    url: str, headers: Mapping[str, str] | None, open_timeout_s: float, max_message_bytes: int
+) -> ClientConnection:
     try:
         return await connect(
             url,
@@ -86,7 +124,7 @@ async def _open(url: str, headers: Mapping[str, str] | None, open_timeout_s: flo
             additional_headers=dict(headers or {}),
             open_timeout=open_timeout_s,
             close_timeout=CLOSE_TIMEOUT_S,
-            max_size=MAX_MESSAGE_BYTES,
+            max_size=max_message_bytes,
         )
     except InvalidURI as exc:
         raise ValueError(f"not a WebSocket URL: {url!r} ({exc.msg}); use ws:// or wss://") from exc
@@ -117,30 +155,49 @@ async def _open(url: str, headers: Mapping[str, str] | None, open_timeout_s: flo
         ) from exc
 
 
-async def _frames_to_session(
-    websocket: ClientConnection, read_send: MemoryObjectSendStream[SessionMessage | Exception]
-) -> None:
-    async with read_send:  # closing it is EOF for the session: pending requests fail with -32000
-        try:
-            async for frame in websocket:
-                try:
-                    message = types.jsonrpc_message_adapter.validate_json(frame, by_name=False)
-                except ValueError as exc:  # pydantic's ValidationError: reaches message_handler, not fatal
-                    await read_send.send(exc)
-                    continue
-                await read_send.send(SessionMessage(message))
-        except ConnectionClosed as exc:
-            logger.debug("websocket closed abnormally: %s", exc)
+async def _frames_to_inbound(websocket: ClientConnection, inbound: Inbound) -> None:
+    try:
+        while True:
+            frame = await websocket.recv(decode=False)  # bytes: invalid UTF-8 is counted, not fatal
+            inbound.feed(frame)
+    except ConnectionClosed as exc:
+        sent = exc.sent
+        if sent is not None and sent.code == CloseCode.MESSAGE_TOO_BIG:
+            cap = inbound.limits.max_message_bytes
+            why = f"message too large (> {cap:,} byte cap) from server {inbound.server!r}; the connection was closed"
+            inbound.fail_in_flight(MESSAGE_TOO_LARGE, why)
+            inbound.end(CloseReason.MESSAGE_TOO_LARGE, why)
+        else:
+            logger.debug("websocket closed: %s", exc)
+            inbound.end(CloseReason.EOF, f"the server closed the connection ({exc})")
 
 
 async def _session_to_frames(
-    websocket: ClientConnection, write_recv: MemoryObjectReceiveStream[SessionMessage]
+    websocket: ClientConnection,
+    write_recv: MemoryObjectReceiveStream[SessionMessage],
+    inbound: Inbound,
+    replies: _Replies,
 ) -> None:
-    async with write_recv:
-        async for session_message in write_recv:
-            data = session_message.message.model_dump_json(by_alias=True, exclude_unset=True)
-            try:
-                await websocket.send(data)
-            except ConnectionClosed as exc:
-                # The read side reports the closure as EOF; drop what the session still sends.
-                logger.debug("dropping outbound message, websocket closed: %s", exc)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(_send_replies, websocket, replies)
+        async with write_recv:
+            async for session_message in write_recv:
+                inbound.outbound(session_message.message)
+                await _send(websocket, encode_message(session_message.message))
+        tg.cancel_scope.cancel()
+
+
+async def _send_replies(websocket: ClientConnection, replies: _Replies) -> None:
+    while True:
+        await replies.ready.wait()
+        replies.ready = anyio.Event()
+        while replies.queue:
+            await _send(websocket, replies.queue.popleft())
+
+
+async def _send(websocket: ClientConnection, data: bytes) -> None:
+    try:
+        await websocket.send(data, text=True)
+    except ConnectionClosed as exc:
+        # The read side reports the closure as EOF; drop what the session still sends.
+        logger.debug("dropping outbound message, websocket closed: %s", exc)

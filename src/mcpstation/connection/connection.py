@@ -103,6 +103,7 @@ class ServerConnection:
         self._intent = _Intent.RUN
         self._session: Session | None = None
         self._last_stderr: tuple[str, ...] = ()
+        self._last_transport_warnings: tuple[str, ...] = ()
         self._settled = anyio.Event()
         self._stopped = anyio.Event()
         self._state_changed = anyio.Event()
@@ -156,6 +157,13 @@ class ServerConnection:
         session = self._session
         return session.stderr_tail if session is not None else self._last_stderr
 
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What went wrong without failing: listings cut short, tools dropped, floods, unreadable lines."""
+        session = self._session
+        transport = tuple(session.stats.warnings(self.name)) if session is not None else self._last_transport_warnings
+        return self._warnings + transport
+
     def snapshot(self) -> ConnectionSnapshot:
         return ConnectionSnapshot(
             name=self.name,
@@ -164,7 +172,7 @@ class ServerConnection:
             error=self._error,
             session=self._info,
             listing=self._listing,
-            warnings=self._warnings,
+            warnings=self.warnings,
             restarts=self._restarts,
             stderr_tail=self.stderr_tail,
         )
@@ -304,6 +312,7 @@ class ServerConnection:
                 finally:
                     self._session = None
                     self._last_stderr = session.stderr_tail
+                    self._last_transport_warnings = tuple(session.stats.warnings(self.name))
                 became_ready = session.became_ready
                 ever_ready = ever_ready or became_ready
                 self._settled.set()

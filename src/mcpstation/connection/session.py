@@ -27,6 +27,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from mcpstation.config.models import StdioServerSpec
 from mcpstation.connection import _processes
 from mcpstation.connection._errors import describe_failure
+from mcpstation.connection._inbound import CloseReason, InboundLimits, TransportStats
 from mcpstation.connection._stderr import StderrSink
 from mcpstation.connection.discovery import KINDS, discover
 from mcpstation.connection.log_levels import PYTHON_LEVELS
@@ -60,6 +61,8 @@ class Session:
         self._ready_at: float | None = None
         self.refresh_kinds: set[str] = set()
         self.refresh_wake = anyio.Event()
+        self.stats = TransportStats()  # what our transports skipped, dropped or cut in this session
+        self._pid: int | None = None
 
     @property
     def name(self) -> str:
@@ -72,6 +75,10 @@ class Session:
     @property
     def stderr_tail(self) -> tuple[str, ...]:
         return tuple(self._sink.tail) if self._sink is not None else ()
+
+    def dropped_tools(self) -> tuple[str, ...]:
+        """The tool definitions our transport left out of the listings since last asked, described."""
+        return tuple(dropped.describe(self.name) for dropped in self.stats.take_dropped_tools())
 
     def ready_for_s(self) -> float:
         return 0.0 if self._ready_at is None else time.monotonic() - self._ready_at
@@ -140,7 +147,7 @@ class Session:
                 discovered = await discover(
                     client, server=self.name, kinds=set(KINDS), max_pages=connection.settings.max_list_pages
                 )
-                connection.update_listing(discovered.found, discovered.warnings, full=True)
+                connection.update_listing(discovered.found, discovered.warnings + self.dropped_tools(), full=True)
                 connect_scope.deadline = math.inf
                 self._connect_scope = None
                 self._mark_ready(client, time.perf_counter() - started)
@@ -178,10 +185,17 @@ class Session:
     def _client(self) -> Client:
         connection = self.connection
         spec = connection.spec
+        settings = connection.settings
         context = TransportContext(
             errlog=self._sink.file if self._sink is not None else None,
             auth=connection.hooks.http_auth(spec),
             request_guard=connection.request_guard,
+            on_process=self._on_process,
+            stats=self.stats,
+            limits=InboundLimits(
+                notifications_per_s=settings.server_messages_per_s,
+                notification_burst=int(settings.server_messages_burst),
+            ),
         )
         kwargs: dict[str, Any] = dict(connection.hooks.client_kwargs(spec))
         kwargs["logging_callback"] = self._logging_callback(kwargs.get("logging_callback"))
@@ -220,8 +234,13 @@ class Session:
             yield _EndWatch(read, self._on_eof), write
 
     def _on_eof(self) -> None:
+        if self._lost_reason is None and self.stats.closed is not None and self.stats.closed is not CloseReason.EOF:
+            self._lost_reason = f"connection lost: {self.stats.closed_detail or self.stats.closed}"
         self._lost = True
         self.connection.wake()
+
+    def _on_process(self, pid: int) -> None:
+        self._pid = pid
 
     def _on_stderr(self, server: str, line: str) -> None:
         observer = self.connection.observer
@@ -267,7 +286,9 @@ class Session:
     def _mark_ready(self, client: Client, elapsed: float) -> None:
         self.client = client
         info = client.server_info
-        pid = _processes.server_pid(self._sink.pipe_inode) if self._sink is not None else None
+        pid = self._pid
+        if pid is None and self._sink is not None:
+            pid = _processes.server_pid(self._sink.pipe_inode)
         self._ready_at = time.monotonic()
         self.became_ready = True
         self.connection.mark_ready(

@@ -1,7 +1,9 @@
 """Transport factories keyed by the config's `transport`: each yields the SDK's two streams.
 
-We add factories, never framing: streamable HTTP, SSE and in-process are the SDK's own transports;
-WebSocket is ours (the SDK has none since 2.0).
+stdio and WebSocket are ours (`_stdio`, `_websocket`): the SDK's stdio transport can be neither
+bounded nor made cheap, and the SDK has no WebSocket client since 2.0. Both sort what a server
+sends through `_inbound` (answers first, floods bounded, listings screened) and count what they
+drop in `TransportContext.stats`. Streamable HTTP, SSE and in-process are the SDK's own.
 """
 
 from __future__ import annotations
@@ -10,13 +12,13 @@ import os
 import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
-from typing import IO, Any, TextIO, cast
+from dataclasses import dataclass, replace
+from typing import IO, Any
 
 import httpx2
 from mcp import StdioServerParameters
 from mcp.client.sse import sse_client
-from mcp.client.stdio import get_default_environment, stdio_client
+from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT, create_mcp_http_client
 
@@ -28,7 +30,10 @@ from mcpstation.config.models import (
     StreamableHttpServerSpec,
     WebSocketServerSpec,
 )
+from mcpstation.connection._inbound import InboundLimits, TransportStats
 from mcpstation.connection._inprocess import inprocess_transport
+from mcpstation.connection._stdio import stdio_transport
+from mcpstation.connection._tool_budget import ToolBudget
 from mcpstation.connection._websocket import websocket_transport
 
 Streams = tuple[Any, Any]
@@ -45,6 +50,12 @@ class TransportContext:
     # Runs before each request of the HTTP client, the OAuth flow's own ones (discovery,
     # registration, token) included: httpx2 fires request hooks for every request an auth flow yields.
     request_guard: RequestGuard | None = None
+    # Our stdio transport calls this with the server's pid as soon as the process runs.
+    on_process: Callable[[int], None] | None = None
+    # Our transports (stdio, WebSocket) count here what they skip, drop, refuse or cut, and why they ended.
+    stats: TransportStats | None = None
+    # Flood budgets for our transports; the spec's size fields override the size caps. None: defaults.
+    limits: InboundLimits | None = None
 
 
 def _event_hooks(context: TransportContext) -> dict[str, list[Any]]:
@@ -67,17 +78,29 @@ def resolve_command(spec: StdioServerSpec) -> str | None:
     return shutil.which(spec.command, path=child_environment(spec).get("PATH"))
 
 
+def inbound_limits(spec: StdioServerSpec | WebSocketServerSpec, base: InboundLimits | None = None) -> InboundLimits:
+    """`base` (or the defaults) with the spec's own size caps."""
+    base = base or InboundLimits()
+    tools = ToolBudget(
+        max_bytes=spec.max_tool_bytes or base.tools.max_bytes,
+        max_depth=spec.max_tool_depth or base.tools.max_depth,
+        max_tools=base.tools.max_tools,
+    )
+    return replace(base, max_message_bytes=spec.max_message_bytes, tools=tools)
+
+
 def _stdio(spec: StdioServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
     params = StdioServerParameters(
-        command=spec.command,
-        args=list(spec.args),
-        env=child_environment(spec),
-        cwd=spec.cwd,
-        encoding_error_handler="replace",  # invalid UTF-8 on stdout must not kill the reader
+        command=spec.command, args=list(spec.args), env=child_environment(spec), cwd=spec.cwd
     )
-    if context.errlog is None:
-        return stdio_client(params)
-    return stdio_client(params, errlog=cast(TextIO, context.errlog))
+    return stdio_transport(
+        params,
+        server=spec.name,
+        limits=inbound_limits(spec, context.limits),
+        errlog=context.errlog,
+        on_process=context.on_process,
+        stats=context.stats,
+    )
 
 
 def remote_headers(spec: StreamableHttpServerSpec | SseServerSpec | WebSocketServerSpec) -> dict[str, str]:
@@ -117,7 +140,13 @@ def _sse(spec: SseServerSpec, context: TransportContext) -> AbstractAsyncContext
 
 
 def _websocket(spec: WebSocketServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
-    return websocket_transport(spec.url, remote_headers(spec))
+    return websocket_transport(
+        spec.url,
+        remote_headers(spec),
+        server=spec.name,
+        limits=inbound_limits(spec, context.limits),
+        stats=context.stats,
+    )
 
 
 def _inprocess(spec: InProcessServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:

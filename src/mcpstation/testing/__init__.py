@@ -2,7 +2,9 @@
 
 - `demo_server`: a well-behaved `MCPServer` over stdio, streamable HTTP, SSE or WebSocket.
 - `paged_server`: a low-level server whose lists are paginated (and can page forever).
-- `chaos_server`: a low-level server that crashes, hangs, floods or leaks, one fault per mode.
+- `chaos_server`: a low-level server that crashes, hangs, floods or leaks, one fault per mode;
+  its byte-level modes (lying ids, huge and endless lines, floods) also start fast through
+  `rogue_server_params`.
 """
 
 from mcpstation.testing._launch import (
@@ -10,6 +12,7 @@ from mcpstation.testing._launch import (
     chaos_server_params,
     demo_server_params,
     paged_server_params,
+    rogue_server_params,
     serve_demo,
 )
 from mcpstation.testing._websocket_app import websocket_route
@@ -19,6 +22,7 @@ __all__ = [
     "chaos_server_params",
     "demo_server_params",
     "paged_server_params",
+    "rogue_server_params",
     "serve_demo",
     "websocket_route",
 ]

@@ -16,6 +16,8 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 from mcp import StdioServerParameters
 
+from mcpstation.testing import _rogue
+
 READY_TIMEOUT_S = 30.0  # time a demo server gets to print its `listening on` line
 STOP_GRACE_S = 5.0  # time a server gets to exit after SIGTERM before SIGKILL
 MAX_STDERR_LINE_BYTES = 64 * 1024
@@ -42,6 +44,17 @@ def paged_server_params(*args: str) -> StdioServerParameters:
 def chaos_server_params(mode: str, *args: str) -> StdioServerParameters:
     """Parameters that start the chaos server in `mode` (see `mcpstation.testing.chaos_server`)."""
     return _module_params("mcpstation.testing.chaos_server", [mode, *args])
+
+
+def rogue_server_params(mode: str, *args: str) -> StdioServerParameters:
+    """Parameters that start one of the chaos server's byte-level modes (`_rogue.ROGUE_MODES`).
+
+    Runs the stdlib-only module as a script, so it starts in milliseconds instead of importing
+    the SDK; `python -m mcpstation.testing.chaos_server MODE` runs the same server.
+    """
+    if mode not in _rogue.ROGUE_MODES:
+        raise ValueError(f"unknown rogue mode {mode!r}; expected one of {', '.join(_rogue.ROGUE_MODES)}")
+    return StdioServerParameters(command=sys.executable, args=[_rogue.__file__, mode, *args])
 
 
 @dataclass

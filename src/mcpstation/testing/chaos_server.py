@@ -1,6 +1,6 @@
 """A stdio MCP server that misbehaves on purpose, one fault per MODE.
 
-    python -m mcpstation.testing.chaos_server MODE [--mb N] [--pidfile PATH]
+    python -m mcpstation.testing.chaos_server MODE [--mb N] [--pidfile PATH] [--count N]
 
 Always serves `ping_me` (→ "pong"). Modes:
   crash-on-call       tool `boom` kills the process (exit 1) mid-call
@@ -17,6 +17,31 @@ Always serves `ping_me` (→ "pong"). Modes:
   wrong-ids           writes responses to ids never asked for (twice each), then serves
   flood               tool `flood` sends `--count` tools/list_changed and log notifications and pings
                       the client as often; tool `list_count` says how many tools/list requests came in
+
+Byte-level faults (a hand-written JSON-RPC server, handshake era only; each serves `echo`):
+  notification-flood  tool `flood` starts `--count` (200,000) notifications as fast as the pipe takes
+                      them (logs, progress for unknown tokens, resources/updated, unknown methods) and
+                      answers at once; `flood_done` says whether it has ended, `stop_flood` ends it
+  list-changed-storm  tools/list_changed back to back (`--count`, 100,000) from `initialized` on, and
+                      after every tools/list, whose list differs each time (`gen_N`)
+  exit-with-grandchild starts `sleep 600` holding our stdout (pid to `--pidfile`); `exit_now` makes the
+                      leader exit mid-call without answering
+  lying-answers       around every answer: a pre-emptive answer to the next id, one to the id as a
+                      string, one to an id never used, and a second answer; all carry "INJECTED"
+                      (for tools/list: a tool `injected_tool`)
+  big-line            `big_line(mb=50, id_last=false)` answers with one line of `mb` MiB, its id first
+                      (as Python servers write it) or last (as TypeScript servers do)
+  endless-line        `endless` answers "ok", then writes bytes without a newline forever
+  request-flood       `request_flood` sends `--count` (10,000) requests to the client at once:
+                      sampling with a huge token budget, elicitation asking for a password, roots,
+                      ping, unknown methods; `answers_seen` counts the answers it got, by kind
+  schema-bombs        tools/list: `echo` plus a 500,000-value enum, a 1 MiB description, 100,000
+                      properties, cyclic $refs, a remote $ref, a schema nested 60 deep, and `tree`
+                      (legitimately recursive)
+  too-deep-listing    tools/list nests a schema 5,000 levels deep (no parser here accepts it)
+  drip-handshake      answers initialize one byte every 0.1 s
+  unsupported-version answers initialize with protocol version 1999-01-01
+  initialize-error    answers initialize with a JSON-RPC error
 """
 
 from __future__ import annotations
@@ -35,10 +60,12 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
+from mcpstation.testing._rogue import DEFAULT_COUNTS, ROGUE_MODES, serve_rogue
+
 MODES = (
     "crash-on-call", "hang-on-initialize", "hang-on-call", "exit-at-start", "stderr-flood",
     "garbage-stdout", "big-result", "grandchild", "ignore-sigterm", "escaped-grandchild", "invalid-utf8",
-    "wrong-ids", "flood",
+    "wrong-ids", "flood", *ROGUE_MODES,
 )  # fmt: skip
 FOREVER_S = 365 * 24 * 3600.0
 STDERR_FLOOD_BYTES = 10 * 1024 * 1024
@@ -148,8 +175,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("mode", choices=MODES)
     parser.add_argument("--mb", type=int, default=50, help="size of `big`'s result in MB (default 50)")
     parser.add_argument("--pidfile", type=Path, help="where `grandchild` writes its child's pid")
-    parser.add_argument("--count", type=int, default=100, help="notifications `flood` sends (default 100)")
+    parser.add_argument("--count", type=int, help="messages a flooding mode sends (`flood`: 100)")
     args = parser.parse_args(argv)
+    if args.mode in ROGUE_MODES:
+        serve_rogue(args.mode, count=args.count or DEFAULT_COUNTS.get(args.mode, 0), pidfile=args.pidfile)
+        return
+    if args.count is None:
+        args.count = 100
     _misbehave_at_start(args.mode, args.pidfile)
     anyio.run(_serve, args.mode, args.mb, args.count)
 
