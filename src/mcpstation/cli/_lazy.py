@@ -1,8 +1,9 @@
 """Sub-commands that live in other modules, imported only when one of them runs.
 
 `mcpstation --help` lists them from their one-line help; `mcpstation servers add ...` imports
-`mcpstation.cli.servers` and hands it the arguments. Each entry names a `typer.Typer` (a group,
-or a single command).
+`mcpstation.cli.servers` and hands it the arguments. Each entry names a `typer.Typer`: a group
+of commands (`group=True`, as `add_typer` would add it, even with one command), or the app of one
+command that is itself the sub-command.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class LazyCommand:
     module: str
     attribute: str
     help: str
+    group: bool = True
 
 
 def lazy_group(commands: Mapping[str, LazyCommand]) -> type[TyperGroup]:
@@ -53,7 +55,7 @@ def _load(name: str, entry: LazyCommand) -> Command:
     sub_app = getattr(importlib.import_module(entry.module), entry.attribute)
     if not isinstance(sub_app, typer.Typer):
         raise TypeError(f"{entry.module}.{entry.attribute} is not a typer.Typer")
-    command = typer.main.get_command(sub_app)
+    command = typer.main.get_group(sub_app) if entry.group else typer.main.get_command(sub_app)
     command.name = name
     if not command.help:
         command.help = entry.help

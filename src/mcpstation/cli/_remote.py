@@ -1,25 +1,26 @@
 """The running station, over its control socket: the CLI's verbs as HTTP API requests.
 
-A command sends one or two requests and exits, so the client is httpx2's synchronous one over
-the Unix socket: no event loop to start, and neither anyio nor the SDK to import. Answers are
-the API's JSON bodies, which are the library's `to_dict()` shapes; the commands render them with
-the same code as the one-shot path.
+A command sends one or two requests and exits, so the client is the standard library's
+`http.client` on a Unix socket, one connection per request: no event loop, no TLS set-up, and
+nothing of httpx2/httpcore2/anyio to import (they cost a CLI command about 100 ms of its 300 ms
+budget; bench/cli_latency.py). Answers are the API's JSON bodies, which are the library's
+`to_dict()` shapes; the commands render them with the same code as the one-shot path.
 """
 
 from __future__ import annotations
 
+import http.client
+import json
+import socket
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import Any
-from urllib.parse import quote
-
-import httpx2
+from urllib.parse import quote, urlencode
 
 from mcpstation.errors import StationError
 from mcpstation.outcomes import Outcome
 
-CONTROL_BASE_URL = "http://mcpstation.control"  # the socket is the address; the host name is a label only
+CONTROL_HOST = "mcpstation.control"  # the socket is the address; the Host header is a label only
 CONNECT_TIMEOUT_S = 5.0  # connecting to a local socket is immediate; longer means the station is wedged
 REPLY_TIMEOUT_S = 900.0  # the station bounds each request itself (start-up, call_timeout_s); this ends a hung wait
 ACTOR_HEADER = "X-Mcpstation-Actor"  # see `mcpstation.api.auth.CONTROL_ACTOR_HEADER`
@@ -78,29 +79,19 @@ def path_segment(value: str) -> str:
 
 
 class RemoteStation:
-    """HTTP/1.1 to the station's control socket at `path`; use it as a context manager."""
+    """HTTP/1.1 to the station's control socket at `path`."""
 
     def __init__(self, path: Path, *, actor: str | None = None) -> None:
         self.path = path
-        headers = {ACTOR_HEADER: actor} if actor is not None else {}
-        self._client = httpx2.Client(
-            transport=httpx2.HTTPTransport(uds=str(path)),
-            base_url=CONTROL_BASE_URL,
-            headers=headers,
-            timeout=httpx2.Timeout(REPLY_TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
-            trust_env=False,  # no proxy settings: the socket is the station
-        )
+        self._headers = {"Host": CONTROL_HOST, "Accept": "application/json"}
+        if actor is not None:
+            self._headers[ACTOR_HEADER] = actor
 
     def __enter__(self) -> RemoteStation:
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        self._client.close()
+    def __exit__(self, *exc_info: object) -> None:
+        return None
 
     def get(self, path: str, params: dict[str, str] | None = None) -> Reply:
         return self.request("GET", path, params=params)
@@ -112,25 +103,58 @@ class RemoteStation:
         return self.request("DELETE", path)
 
     def request(self, method: str, path: str, *, body: Any = None, params: dict[str, str] | None = None) -> Reply:
-        """Send one request and read its JSON answer.
+        """Send one request on a connection of its own and read its JSON answer.
 
         Raises:
             StationGone: nothing listens on the socket any more; the request was not sent.
             RemoteFailure: the request was sent, and no (JSON) answer came back.
         """
+        target = path + (f"?{urlencode(params)}" if params else "")
+        headers = dict(self._headers)
+        payload = None
+        if body is not None:
+            payload = json.dumps(body).encode()
+            headers["Content-Type"] = "application/json"
+        connection = _UnixConnection(self.path)
         try:
-            response = self._client.request(method, path, json=body, params=params)
-        except httpx2.ConnectError as exc:
-            raise StationGone(str(exc) or type(exc).__name__) from None
-        except httpx2.TimeoutException:
-            raise RemoteFailure(
-                f"the running station ({self.path}) did not answer within {REPLY_TIMEOUT_S:.0f} s"
-            ) from None
-        except httpx2.TransportError as exc:
-            raise RemoteFailure(f"lost the connection to the running station ({self.path}): {exc}") from None
+            try:
+                connection.connect()
+            except (FileNotFoundError, ConnectionRefusedError) as exc:
+                raise StationGone(exc.strerror or type(exc).__name__) from None
+            except OSError as exc:
+                raise RemoteFailure(f"cannot connect to the running station ({self.path}): {exc}") from None
+            try:
+                connection.sock.settimeout(REPLY_TIMEOUT_S)
+                connection.request(method, target, body=payload, headers=headers)
+                response = connection.getresponse()
+                status, raw = response.status, response.read()
+            except TimeoutError:
+                raise RemoteFailure(
+                    f"the running station ({self.path}) did not answer within {REPLY_TIMEOUT_S:.0f} s"
+                ) from None
+            except (OSError, http.client.HTTPException) as exc:
+                raise RemoteFailure(f"lost the connection to the running station ({self.path}): {exc!r}") from None
+        finally:
+            connection.close()
         try:
-            return Reply(response.status_code, response.json())
+            return Reply(status, json.loads(raw))
         except ValueError:
-            raise RemoteFailure(
-                f"the running station answered {method} {path} with {response.status_code} and no JSON"
-            ) from None
+            raise RemoteFailure(f"the running station answered {method} {path} with {status} and no JSON") from None
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    """`http.client` over a Unix socket."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(CONTROL_HOST, timeout=CONNECT_TIMEOUT_S)
+        self.socket_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(str(self.socket_path))
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock

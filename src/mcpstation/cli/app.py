@@ -80,7 +80,7 @@ SUB_COMMANDS: dict[str, LazyCommand] = {
         "mcpstation.cli.gateway", "gateway_app", "Serve the whole catalog as one MCP server (stdio or streamable HTTP)."
     ),
     "audit": LazyCommand(
-        "mcpstation.cli.audit", "audit_app", "Audited tool calls and management actions, newest first."
+        "mcpstation.cli.audit", "audit_app", "Audited tool calls and management actions, newest first.", group=False
     ),
 }
 
