@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import MarkupMode, TyperCommand, TyperGroup
 
 if TYPE_CHECKING:
     from typer._click import Command, Context  # typer's own click, whose classes TyperGroup extends
@@ -30,8 +30,9 @@ class LazyCommand:
     group: bool = True
 
 
-def lazy_group(commands: Mapping[str, LazyCommand]) -> type[TyperGroup]:
-    """A `TyperGroup` class (for `typer.Typer(cls=...)`) that also offers `commands`, loaded on use."""
+def lazy_group(commands: Mapping[str, LazyCommand], *, markup: MarkupMode = None) -> type[TyperGroup]:
+    """A `TyperGroup` class (for `typer.Typer(cls=...)`) that also offers `commands`, loaded on use
+    and shown with the help `markup` of the group (typer's `rich_markup_mode`)."""
 
     class LazyGroup(TyperGroup):
         def list_commands(self, ctx: Context) -> list[str]:
@@ -45,13 +46,13 @@ def lazy_group(commands: Mapping[str, LazyCommand]) -> type[TyperGroup]:
 
         def resolve_command(self, ctx: Context, args: list[str]) -> tuple[str | None, Command | None, list[str]]:
             if args and args[0] in commands and args[0] not in self.commands:
-                self.add_command(_load(args[0], commands[args[0]]), args[0])
+                self.add_command(_load(args[0], commands[args[0]], markup), args[0])
             return super().resolve_command(ctx, args)
 
     return LazyGroup
 
 
-def _load(name: str, entry: LazyCommand) -> Command:
+def _load(name: str, entry: LazyCommand, markup: MarkupMode) -> Command:
     sub_app = getattr(importlib.import_module(entry.module), entry.attribute)
     if not isinstance(sub_app, typer.Typer):
         raise TypeError(f"{entry.module}.{entry.attribute} is not a typer.Typer")
@@ -59,4 +60,12 @@ def _load(name: str, entry: LazyCommand) -> Command:
     command.name = name
     if not command.help:
         command.help = entry.help
+    _set_markup(command, markup)
     return command
+
+
+def _set_markup(command: Command, markup: MarkupMode) -> None:
+    if isinstance(command, TyperGroup | TyperCommand):
+        command.rich_markup_mode = markup
+    for sub_command in getattr(command, "commands", {}).values():
+        _set_markup(sub_command, markup)

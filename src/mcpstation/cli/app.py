@@ -67,6 +67,10 @@ HTTP_STOP_MARGIN_S = (
 UP_HOST = "127.0.0.1"
 UP_PORT = 8765
 
+# Help is click's plain text: typer's rich help imports rich's markdown and tables first, about
+# 150 ms of a command's 500 ms budget (docs/cli.md). Tables for people still use rich.
+HELP_MARKUP = None
+
 # Sub-commands defined in other modules, imported when one of them runs.
 SUB_COMMANDS: dict[str, LazyCommand] = {
     "policy": LazyCommand("mcpstation.cli.policy", "policy_app", "Ask the security policy about a URL or a command."),
@@ -90,13 +94,16 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
-    cls=lazy_group(SUB_COMMANDS),
+    rich_markup_mode=HELP_MARKUP,
+    cls=lazy_group(SUB_COMMANDS, markup=HELP_MARKUP),
 )
-tools_app = typer.Typer(help="The catalog's tools.", no_args_is_help=True)
-prompts_app = typer.Typer(help="The catalog's prompts.", no_args_is_help=True)
-resources_app = typer.Typer(help="The catalog's resources and templates.", no_args_is_help=True)
-prompt_app = typer.Typer(help="Use one prompt.", no_args_is_help=True)
-resource_app = typer.Typer(help="Use one resource.", no_args_is_help=True)
+tools_app = typer.Typer(help="The catalog's tools.", no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
+prompts_app = typer.Typer(help="The catalog's prompts.", no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
+resources_app = typer.Typer(
+    help="The catalog's resources and templates.", no_args_is_help=True, rich_markup_mode=HELP_MARKUP
+)
+prompt_app = typer.Typer(help="Use one prompt.", no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
+resource_app = typer.Typer(help="Use one resource.", no_args_is_help=True, rich_markup_mode=HELP_MARKUP)
 app.add_typer(tools_app, name="tools")
 app.add_typer(prompts_app, name="prompts")
 app.add_typer(resources_app, name="resources")
