@@ -176,6 +176,7 @@ def up(
     watched = resolve_config_path(_globals.config_path) if watch else None
     if watch and watched is None:
         raise typer.BadParameter("--watch needs a config file (--config, MCPSTATION_CONFIG or ./mcpstation.toml)")
+    watched_mtime = _mtime(watched) if watched is not None else None  # an edit during the start-up counts too
 
     async def main() -> None:
         # Signals are caught from the start: a SIGTERM during start-up stops the station cleanly too.
@@ -196,7 +197,7 @@ def up(
                     await _announce_http(station, host, port_bound, control)
                     tg.start_soon(_show_live, station, as_json)
                     if watched is not None:
-                        tg.start_soon(_watch_config, station, watched)
+                        tg.start_soon(_watch_config, station, watched, watched_mtime)
                     async for signum in signals:
                         logger.info("received %s; stopping", signal.Signals(signum).name)
                         break
@@ -256,14 +257,14 @@ async def _announce_http(station: Station, host: str, port: int, control: Contro
         logger.info("serving this user's CLI on %s", control.path)
 
 
-async def _watch_config(station: Station, path: Path) -> None:
-    """Poll the file's modification time; on a change, load it and reload what changed."""
+async def _watch_config(station: Station, path: Path, last: float | None) -> None:
+    """Poll the file's modification time (`last`: as it was when the station loaded it); on a change,
+    load it and reload what changed."""
     import anyio
 
     from mcpstation.config.loader import load_config
     from mcpstation.errors import StationError
 
-    last = _mtime(path)
     while True:
         await anyio.sleep(WATCH_POLL_S)
         current = _mtime(path)
