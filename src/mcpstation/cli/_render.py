@@ -89,11 +89,6 @@ def resources_table(resources: Sequence[Shape], templates: Sequence[Shape]) -> T
     return table
 
 
-def result_text(result: Shape) -> Text:
-    """`ToolResult.to_dict()` as text: red when the call failed."""
-    return Text(result["text"]) if result["ok"] else Text(result["text"], style="red")
-
-
 def resource_lines(contents: Sequence[Shape]) -> list[str]:
     """A read resource's contents (the protocol's JSON): text as it is, binary by type and size."""
     return [

@@ -42,6 +42,7 @@ from mcpstation.cli._runner import (
     logger,
     open_store,
     out,
+    say,
     station_verb,
 )
 from mcpstation.outcomes import Outcome
@@ -413,7 +414,7 @@ def tools_approve(
 
     async def local(station: Station) -> str:
         if not await station.approve_tool(server, tool, actor=cli_caller().actor):
-            err.print(missing, style="red", markup=False)
+            say(missing, style="red", stderr=True)
             raise _Exit(EXIT_CALL_FAILED)
         return f"approved {server}/{tool} as it is now"
 
@@ -423,7 +424,7 @@ def tools_approve(
             fail(reply, plain=reply.status == 404)
         return str(reply.body["message"])
 
-    out.print(station_verb(local, remote))
+    say(station_verb(local, remote))
 
 
 @prompts_app.command("list")
@@ -507,9 +508,7 @@ def call(
     if as_json:
         _emit_json(result)
     else:
-        from mcpstation.cli import _render
-
-        out.print(_render.result_text(result))
+        say(result["text"], style=None if result["ok"] else "red")
     outcome = Outcome(result["outcome"])
     if outcome is not Outcome.OK:
         raise typer.Exit(OUTCOME_EXIT[outcome])
@@ -604,12 +603,12 @@ def resource_read(
     from mcpstation.cli import _render
 
     for line in _render.resource_lines(dumped["contents"]):
-        out.print(line, markup=False)
+        say(line)
 
 
 def _refuse(outcome: Outcome, error: str | None) -> None:
     """A prompt or resource request that produced no answer: say why, exit by its outcome."""
-    err.print(f"{OUTCOME_TYPE_NAMES[outcome]}: {error}", style="red", markup=False)
+    say(f"{OUTCOME_TYPE_NAMES[outcome]}: {error}", style="red", stderr=True)
     raise _Exit(OUTCOME_EXIT[outcome])
 
 
