@@ -87,12 +87,6 @@ class RemoteStation:
         if actor is not None:
             self._headers[ACTOR_HEADER] = actor
 
-    def __enter__(self) -> RemoteStation:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        return None
-
     def get(self, path: str, params: dict[str, str] | None = None) -> Reply:
         return self.request("GET", path, params=params)
 

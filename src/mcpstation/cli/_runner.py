@@ -185,7 +185,7 @@ def running_or(remote: Callable[[RemoteStation], T], otherwise: Callable[[], T],
         from mcpstation.cli._remote import StationGone
 
         try:
-            with _errors_to_exit_codes(), running:
+            with _errors_to_exit_codes():
                 return remote(running)
         except StationGone as gone:  # nothing was sent: the command can still run without it
             logger.info("the running station stopped listening (%s); going on without it", gone)
