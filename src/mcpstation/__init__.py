@@ -1,30 +1,34 @@
-"""mcpstation: one runtime that connects an agent to many MCP servers."""
+"""mcpstation: one runtime that connects an agent to many MCP servers.
 
-from mcpstation.catalog import (
-    Catalog,
-    CatalogTool,
-    CompletionResult,
-    PromptResult,
-    ResourceResult,
-    SubscriptionResult,
-    ToolResult,
-    anthropic_tools,
-    openai_tools,
-)
-from mcpstation.config.loader import load_config
-from mcpstation.config.models import InProcessServerSpec, Role, ServerSpec, StationConfig, StationSettings
-from mcpstation.connection import ConnectionState
-from mcpstation.errors import (
-    CallError,
-    ConfigError,
-    ServerError,
-    StationError,
-    ToolNotFound,
-)
-from mcpstation.outcomes import Outcome
-from mcpstation.pipeline import Caller, Face
-from mcpstation.station import Station
-from mcpstation.status import ServerState, ServerStatus, StationStatus
+The names below are imported when first used (PEP 562), so `import mcpstation.cli` (the command
+line, whose `--help` must be quick) does not load the station, the SDK and the store.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcpstation.catalog import (
+        Catalog,
+        CatalogTool,
+        CompletionResult,
+        PromptResult,
+        ResourceResult,
+        SubscriptionResult,
+        ToolResult,
+        anthropic_tools,
+        openai_tools,
+    )
+    from mcpstation.config.loader import load_config
+    from mcpstation.config.models import InProcessServerSpec, Role, ServerSpec, StationConfig, StationSettings
+    from mcpstation.connection import ConnectionState
+    from mcpstation.errors import CallError, ConfigError, ServerError, StationError, ToolNotFound
+    from mcpstation.outcomes import Outcome
+    from mcpstation.pipeline import Caller, Face
+    from mcpstation.station import Station
+    from mcpstation.status import ServerState, ServerStatus, StationStatus
 
 __all__ = [
     "CallError",
@@ -56,3 +60,43 @@ __all__ = [
     "load_config",
     "openai_tools",
 ]
+
+_HOMES: dict[str, str] = {
+    **dict.fromkeys(
+        (
+            "Catalog",
+            "CatalogTool",
+            "CompletionResult",
+            "PromptResult",
+            "ResourceResult",
+            "SubscriptionResult",
+            "ToolResult",
+            "anthropic_tools",
+            "openai_tools",
+        ),
+        "mcpstation.catalog",
+    ),
+    "load_config": "mcpstation.config.loader",
+    **dict.fromkeys(
+        ("InProcessServerSpec", "Role", "ServerSpec", "StationConfig", "StationSettings"), "mcpstation.config.models"
+    ),
+    "ConnectionState": "mcpstation.connection",
+    **dict.fromkeys(("CallError", "ConfigError", "ServerError", "StationError", "ToolNotFound"), "mcpstation.errors"),
+    "Outcome": "mcpstation.outcomes",
+    **dict.fromkeys(("Caller", "Face"), "mcpstation.pipeline"),
+    "Station": "mcpstation.station",
+    **dict.fromkeys(("ServerState", "ServerStatus", "StationStatus"), "mcpstation.status"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'mcpstation' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

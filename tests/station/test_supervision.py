@@ -16,6 +16,7 @@ from station_helpers import START_TIMEOUT_S, chaos, demo, paged, pid_alive
 
 from mcpstation import Station, StationConfig
 from mcpstation.connection import ConnectionState
+from mcpstation.outcomes import Outcome
 
 pytestmark = pytest.mark.anyio
 
@@ -103,7 +104,7 @@ async def test_oversized_result_fails_with_a_clear_error_and_the_session_survive
     with anyio.fail_after(START_TIMEOUT_S):
         async with Station(config(demo("healthy"), chaos("big", "big-result", "--mb", "50"), **settings)) as station:
             result = await station.call_tool("mcp_big_big", {}, timeout_s=60)
-            assert not result.ok and "over the hard cap" in result.error
+            assert result.outcome is Outcome.TOO_LARGE and "message too large" in result.error
             assert (await station.call_tool("mcp_big_ping_me", {})).text == "pong"
             await healthy_neighbour_answers(station)
 

@@ -8,7 +8,16 @@ await ApiServer(app).serve(sockets=[sock])
 """
 
 from mcpstation.api.app import DEFAULT_API_HOST, DEFAULT_API_PORT, build_app, build_gateway_app
-from mcpstation.api.auth import LOCAL_DEV_WARNING, AccessGuard, LocalDev, allowed_hosts_for, check_bind, is_loopback
+from mcpstation.api.auth import (
+    LOCAL_DEV_WARNING,
+    AccessGuard,
+    LocalDev,
+    allowed_hosts_for,
+    check_bind,
+    is_control_request,
+    is_loopback,
+)
+from mcpstation.api.control import build_control_app
 from mcpstation.api.metrics import MetricsLayer, render_metrics
 from mcpstation.api.serve import ApiServer, bind_socket, bound_port
 
@@ -24,8 +33,10 @@ __all__ = [
     "bind_socket",
     "bound_port",
     "build_app",
+    "build_control_app",
     "build_gateway_app",
     "check_bind",
+    "is_control_request",
     "is_loopback",
     "render_metrics",
 ]

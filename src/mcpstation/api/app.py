@@ -53,6 +53,8 @@ DEFAULT_API_PORT = 8765
 MAX_BODY_BYTES = 4 * 1024 * 1024  # a request body over this is refused (413) before it is parsed
 AUDIT_DEFAULT_LIMIT = 100
 AUDIT_MAX_LIMIT = 1000
+AUDIT_KINDS = ("all", "calls", "actions")
+ANSWER_RESULT = "result"  # `?answer=result`: the typed result body whatever the outcome, not-found included
 STATIC_DIR = Path(__file__).parent / "static"
 SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
     (b"x-content-type-options", b"nosniff"),
@@ -162,6 +164,20 @@ class _Api:
             {"ok": ready, "action": "reconnect", "server": name, "message": message, "state": state, "tools": tools}
         )
 
+    async def reconnect_servers(self, request: Request, _: None) -> Reply:
+        name = request.query_params.get("server") or None
+        names = await self.station.reconnect(name, failed_only=name is None)
+        if self.station.store is not None:
+            for reconnected in names:
+                await self.station.store.record_action("reconnect", actor=caller_of(request).actor, server=reconnected)
+        return Reply(m.ReconnectBody.model_validate({"reconnected": names, **self.station.status().to_dict()}))
+
+    async def approve_tool(self, request: Request, _: None) -> Reply:
+        server, tool = _name(request), str(request.path_params["tool"])
+        if not await self.station.approve_tool(server, tool, actor=caller_of(request).actor):
+            raise not_found(f"no pinned tool {tool!r} on a running server {server!r}", server=server, tool=tool)
+        return Reply(m.ToolApprovalBody(server=server, tool=tool, message=f"approved {server}/{tool} as it is now"))
+
     # -- catalog ----------------------------------------------------------------------------------
 
     def _visible_tools(self, request: Request) -> list[CatalogTool]:
@@ -196,7 +212,7 @@ class _Api:
         result = await self.station.requests.call_tool(
             request.path_params["name"], body.root, caller=caller_of(request), timeout_s=timeout_s
         )
-        if result.outcome is Outcome.NOT_FOUND:
+        if result.outcome is Outcome.NOT_FOUND and request.query_params.get("answer") != ANSWER_RESULT:
             raise ApiError(404, "ToolNotFound", result.error or "not found", tool=result.name)
         return Reply(m.ToolResultBody.model_validate(result.to_dict()), status_for(result.outcome))
 
@@ -240,8 +256,11 @@ class _Api:
         server = request.query_params.get("server") or None
         since = _since(request.query_params.get("since"))
         limit = _int_query(request, "limit", AUDIT_DEFAULT_LIMIT, maximum=AUDIT_MAX_LIMIT)
-        calls = await store.list_calls(server, since, limit)
-        actions = await store.list_actions(server, since, limit)
+        kind = request.query_params.get("kind") or "all"
+        if kind not in AUDIT_KINDS:
+            raise ApiError(400, "BadRequest", f"kind must be one of {', '.join(AUDIT_KINDS)}, not {kind!r}")
+        calls = await store.list_calls(server, since, limit) if kind in ("all", "calls") else ()
+        actions = await store.list_actions(server, since, limit) if kind in ("all", "actions") else ()
         return Reply(
             m.AuditBody(
                 calls=[
@@ -252,6 +271,7 @@ class _Api:
                         tool=c.tool,
                         caller=c.caller,
                         argument_bytes=c.argument_bytes,
+                        argument_sha256=c.argument_sha256,
                         outcome=c.outcome,
                         error=c.error,
                         duration_s=c.duration_s,
@@ -357,6 +377,30 @@ class _Api:
             server_action("approve", "Approve a server waiting for an operator; it connects.", self.approve_server),
             _Route(
                 Operation(
+                    "POST",
+                    "/api/mcp/reconnect",
+                    "Reconnect every failed server (or `server`); answer, once they settled, with every status.",
+                    "admin",
+                    response=m.ReconnectBody,
+                    params=(Param("server", "query", "Reconnect this server (running or not) instead."),),
+                    tag="servers",
+                ),
+                self.reconnect_servers,
+            ),
+            _Route(
+                Operation(
+                    "POST",
+                    "/api/mcp/servers/{name}/tools/{tool}/approve",
+                    "Approve a pinned tool's changed definition as it is now (policy.tool_pinning).",
+                    "admin",
+                    response=m.ToolApprovalBody,
+                    params=(name, Param("tool", "path", "The tool's own name on that server.")),
+                    tag="servers",
+                ),
+                self.approve_tool,
+            ),
+            _Route(
+                Operation(
                     "GET", "/api/mcp/tools", "The tools the token's role may see, flat.", "user", response=m.ToolList
                 ),
                 self.list_tools,
@@ -397,6 +441,13 @@ class _Api:
                             "query",
                             "Seconds before the call is cancelled.",
                             {"type": "number", "exclusiveMinimum": 0},
+                        ),
+                        Param(
+                            "answer",
+                            "query",
+                            "`result`: answer an unknown name with the ToolResult body too (404, `outcome` "
+                            "not_found) instead of the error body.",
+                            {"type": "string", "enum": [ANSWER_RESULT]},
                         ),
                     ),
                 ),
@@ -460,6 +511,12 @@ class _Api:
                             "query",
                             "At most this many of each (1-1000).",
                             {"type": "integer", "minimum": 1, "maximum": AUDIT_MAX_LIMIT},
+                        ),
+                        Param(
+                            "kind",
+                            "query",
+                            "calls, actions or all (default).",
+                            {"type": "string", "enum": list(AUDIT_KINDS)},
                         ),
                     ),
                 ),
@@ -641,6 +698,7 @@ def build_app(
     gateway: bool = True,
     metrics: MetricsLayer | None = None,
     instrument: GatewayInstrument | None = None,
+    control_socket: str | None = None,
 ) -> Starlette:
     """The HTTP service for a running `station`, bound (by the caller) to `host:port`.
 
@@ -650,7 +708,9 @@ def build_app(
     gateway at `/mcp`, where each request runs as its token's caller (a `user` token sees and
     calls what its role may). A `MetricsLayer` is added to the station's request path
     (pass one to share it). Run the app under uvicorn (`serve.ApiServer`) while `station` runs;
-    check the bind first with `auth.check_bind`.
+    check the bind first with `auth.check_bind`. `control_socket` is the address of the Unix socket
+    the app is (also) served on for the station's owner: requests arriving there run as
+    `Caller.cli()` without a token (see `auth`).
     """
     hosts = allowed_hosts_for(host, port, allowed_hosts)
     if metrics is None:
@@ -693,6 +753,7 @@ def build_app(
                 local_dev=local_dev,
                 allowed_hosts=hosts,
                 public_health=public_health,
+                control_socket=control_socket,
             ),
         ],
         exception_handlers={HTTPException: _http_error},

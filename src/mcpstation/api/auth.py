@@ -13,6 +13,13 @@ Order of checks, for every HTTP request (the console's static files included):
    **Local-dev mode**: bound to loopback with no token in the store, requests without a token act
    as a local admin. Never on any other address: `check_bind` refuses to start there.
 
+**The control socket** (`control_socket=`, the path of the Unix socket `mcpstation up` serves for
+its owner's CLI) skips all three: the socket's file permissions (0600 in a 0700 directory) are the
+authentication, and its requests run as `Caller.cli()`. A request is the control socket's only by
+its ASGI scope, which the server fills from the connection: `server` is `[socket path, None]` and
+`client` is absent, as the ASGI spec has it for Unix sockets. A TCP request always has a host and
+a port there, so no header, Host name or token can give it that trust.
+
 The request's `Caller` (the token's name and role, or the local-dev admin) goes in the ASGI scope
 under `CALLER_SCOPE_KEY`; the gateway at `/mcp` reads it there too, so every request there runs
 as its own token's caller. Roles are checked by the handlers (`require_role`): `admin` manages
@@ -23,6 +30,7 @@ through the gateway alike.
 from __future__ import annotations
 
 import ipaddress
+import re
 import time
 from collections.abc import Iterable, Sequence
 from urllib.parse import parse_qs
@@ -43,6 +51,8 @@ PUBLIC_PREFIXES = ("/static/",)
 QUERY_TOKEN_PATHS = ("/api/events",)
 HEALTH_PATH = "/api/health"
 GATEWAY_PREFIX = "/mcp"  # requests here are the gateway's: their callers' face is GATEWAY
+CONTROL_ACTOR_HEADER = "x-mcpstation-actor"  # on the control socket only: who at the terminal acts (`--actor`)
+_ACTOR_NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,64}$")
 
 
 def is_loopback(host: str) -> bool:
@@ -103,6 +113,32 @@ def require_role(request: Request, role: Role) -> Caller:
     return caller
 
 
+def is_control_request(scope: Scope, control_socket: str) -> bool:
+    """Whether the connection `scope` came in on is the Unix socket bound at `control_socket`."""
+    server = scope.get("server")
+    return (
+        scope.get("client") is None
+        and isinstance(server, tuple | list)
+        and len(server) == 2
+        and server[1] is None
+        and server[0] == control_socket
+    )
+
+
+def control_caller(headers: dict[str, str]) -> Caller:
+    """The caller of a control-socket request: the CLI, named by `--actor` when it was given.
+
+    Raises:
+        ApiError: 400 when the actor header is not a plain name.
+    """
+    actor = headers.get(CONTROL_ACTOR_HEADER)
+    if actor is None:
+        return Caller.cli()
+    if not _ACTOR_NAME.match(actor):
+        raise ApiError(400, "BadRequest", f"--actor must be a plain name (letters, digits, _.@+-), not {actor!r}")
+    return Caller(actor, Role.ADMIN, Face.CLI)
+
+
 def caller_of(request: Request) -> Caller:
     caller = request.scope.get(CALLER_SCOPE_KEY)
     if not isinstance(caller, Caller):
@@ -146,8 +182,10 @@ class AccessGuard:
         local_dev: LocalDev,
         allowed_hosts: Sequence[str],
         public_health: bool = False,
+        control_socket: str | None = None,
     ) -> None:
         self.app = app
+        self.control_socket = control_socket
         self.store = store
         self.local_dev = local_dev
         self.allowed_hosts = frozenset(h.lower() for h in allowed_hosts)
@@ -171,6 +209,8 @@ class AccessGuard:
 
     async def _admit(self, scope: Scope) -> Caller | None:
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        if self.control_socket is not None and is_control_request(scope, self.control_socket):
+            return control_caller(headers)
         self._check_host_and_origin(headers)
         self._check_fetch_site(scope["path"], headers)
         face = Face.GATEWAY if scope["path"].startswith(GATEWAY_PREFIX) else Face.HTTP_API

@@ -56,7 +56,7 @@ class ServerInfo(_Body):
     """One server as `Station.status()` shows it; secrets never appear (targets are redacted)."""
 
     name: str
-    origin: Literal["static", "dynamic"]
+    origin: Literal["host", "static", "dynamic"]
     state: str
     transport: str
     target: str
@@ -96,6 +96,22 @@ class ServerChangeBody(_Body):
     message: str
     state: str | None
     tools: int
+
+
+class ReconnectBody(_Body):
+    """Which servers were asked to reconnect, and every server's status once they settled."""
+
+    reconnected: list[str]
+    servers: list[ServerInfo]
+    conflicts: list[dict[str, Any]] = Field(description="Catalog entries not published, and why.")
+
+
+class ToolApprovalBody(_Body):
+    """A pinned tool's current definition, approved (policy.tool_pinning)."""
+
+    server: str
+    tool: str
+    message: str
 
 
 class ToolInfo(_Body):
@@ -215,6 +231,7 @@ class AuditCall(_Body):
     tool: str
     caller: str | None
     argument_bytes: int
+    argument_sha256: str = Field(description="SHA-256 of the arguments' JSON.")
     outcome: str
     error: str | None
     duration_s: float
@@ -256,6 +273,8 @@ MODELS: tuple[type[BaseModel], ...] = (
     ServerList,
     AddServerRequest,
     ServerChangeBody,
+    ReconnectBody,
+    ToolApprovalBody,
     ToolInfo,
     ToolList,
     ToolHit,

@@ -5,10 +5,11 @@
 
 Over HTTP every request needs a bearer token (`mcpstation token create`) and runs as its caller,
 exactly as under `mcpstation up`; a non-loopback bind without any token is refused, and loopback
-without any token is the local-dev mode (a warning says so). Over stdio the client is the local
-user. With `--stdio`, stdout carries the protocol only; logs go to stderr. Upstream servers'
-questions (sampling, elicitation, roots) go to the downstream client during its calls, else to
-`[host]`.
+without any token is the local-dev mode (a warning says so). Over HTTP the station also serves
+the HTTP API to this user's CLI on the control socket in the data directory, so `mcpstation
+call`, `servers add` and the rest act on it. Over stdio the client is the local user. With
+`--stdio`, stdout carries the protocol only; logs go to stderr. Upstream servers' questions
+(sampling, elicitation, roots) go to the downstream client during its calls, else to `[host]`.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from __future__ import annotations
 import contextlib
 import logging
 import signal
+import socket
 from typing import Annotated
 
 import anyio
 import typer
 
-from mcpstation.cli._runner import _configure_logging, _globals, _load, _run_main, err, instrument, open_store
+from mcpstation.cli._runner import _configure_logging, _globals, _load, _run_main, data_dir, err, instrument, open_store
 from mcpstation.errors import StationError
 
 logger = logging.getLogger("mcpstation.cli.gateway")
@@ -53,7 +55,16 @@ def gateway(
     ] = None,
 ) -> None:
     """Start the station and serve it as an MCP server until stdin closes (stdio) or Ctrl-C."""
-    from mcpstation.api import LOCAL_DEV_WARNING, ApiServer, bind_socket, bound_port, build_gateway_app, check_bind
+    from mcpstation.api import (
+        LOCAL_DEV_WARNING,
+        ApiServer,
+        bind_socket,
+        bound_port,
+        build_control_app,
+        build_gateway_app,
+        check_bind,
+    )
+    from mcpstation.cli._control import claim_control_socket
     from mcpstation.gateway import GATEWAY_PATH, GatewayRelay, serve_stdio
     from mcpstation.host import Host
     from mcpstation.station import Station
@@ -78,6 +89,7 @@ def gateway(
                 return
             await check_bind(store, host)
             sock = bind_socket(host, port)
+            control = claim_control_socket(data_dir())
             try:
                 with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
                     station = Station(station_config, store=store, hooks=relay)
@@ -100,26 +112,34 @@ def gateway(
                         logger.info(
                             "gateway serving %d tools at http://%s:%d%s", len(station.tools), shown, bound, GATEWAY_PATH
                         )
-                        server = ApiServer(app)
-                        http_done = anyio.Event()
+                        served = [(ApiServer(app), sock)]
+                        if control is not None:
+                            served.append((ApiServer(build_control_app(station, control.address)), control.sock))
+                            logger.info("serving this user's CLI on %s", control.path)
 
-                        async def serve_http() -> None:
+                        async def serve_http(server: ApiServer, listening: socket.socket, done: anyio.Event) -> None:
                             try:
-                                await server.serve(sockets=[sock])
+                                await server.serve(sockets=[listening])
                             finally:
-                                http_done.set()
+                                done.set()
 
                         async with anyio.create_task_group() as tg:
-                            tg.start_soon(serve_http)
+                            done = [anyio.Event() for _ in served]
+                            for (server, listening), stopped in zip(served, done, strict=True):
+                                tg.start_soon(serve_http, server, listening, stopped)
                             async for signum in signals:
                                 logger.info("received %s; stopping", signal.Signals(signum).name)
                                 break
-                            server.should_exit = True
+                            for server, _ in served:
+                                server.should_exit = True
                             with anyio.move_on_after(HTTP_STOP_TIMEOUT_S):
-                                await http_done.wait()
+                                for stopped in done:
+                                    await stopped.wait()
                             tg.cancel_scope.cancel()
             finally:
                 sock.close()
+                if control is not None:
+                    control.close()
 
     with contextlib.suppress(KeyboardInterrupt):
         _run_main(main)

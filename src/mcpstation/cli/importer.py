@@ -121,3 +121,7 @@ def _report(result: ImportResult, console: Console) -> None:
         console.print(f"could not read {path}: {message}", style="red", markup=False)
     for note in result.notes:
         console.print(f"note: {note}", style="yellow", markup=False)
+
+
+import_app = typer.Typer(add_completion=False)
+import_app.command("import")(import_command)

@@ -9,18 +9,29 @@ under a lock.
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.table import Table
 
-from mcpstation.cli import _render
-from mcpstation.cli._runner import JsonOption, _configure_logging, _emit_json, _Exit, _run, _wants_json, out
-from mcpstation.config.editor import ServerFileEditor
-from mcpstation.config.models import TRANSPORTS
-from mcpstation.dynamic import ServerChange
+from mcpstation.cli._runner import (
+    JsonOption,
+    _configure_logging,
+    _emit_json,
+    _Exit,
+    _wants_json,
+    cli_caller,
+    expect,
+    fail,
+    out,
+    station_verb,
+)
 from mcpstation.errors import StationError, UsageError
-from mcpstation.station import Station
+
+if TYPE_CHECKING:
+    from mcpstation.cli._remote import RemoteStation
+    from mcpstation.dynamic import ServerChange
+    from mcpstation.station import Station
 
 EXIT_REFUSED = 4  # the change was refused by policy or did not apply
 
@@ -31,7 +42,9 @@ servers_app = typer.Typer(
 ConfigFileOption = Annotated[
     str | None, typer.Option("--config-file", help="Edit this JSON or TOML server file instead of the store.")
 ]
-ActorOption = Annotated[str, typer.Option("--actor", help="Who makes the change, for the audit log.")]
+ActorOption = Annotated[
+    str | None, typer.Option("--actor", help="Who makes the change, for the audit log (cli:NAME; default cli:cli).")
+]
 
 
 def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
@@ -44,16 +57,18 @@ def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
     return pairs
 
 
-def _report(change: ServerChange, as_json: bool) -> None:
+def _report(change: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        _emit_json(change.to_dict())
+        _emit_json(change)
     else:
-        out.print(change.message, style="green" if change.ok else "red", markup=False)
-    if not change.ok:
+        out.print(change["message"], style="green" if change["ok"] else "red", markup=False)
+    if not change["ok"]:
         raise typer.Exit(EXIT_REFUSED)
 
 
 def _edit(path: str, verb: str, *args: Any) -> None:
+    from mcpstation.config.editor import ServerFileEditor
+
     _configure_logging(logging.WARNING)
     editor = ServerFileEditor(path)
     try:
@@ -67,6 +82,10 @@ def _edit(path: str, verb: str, *args: Any) -> None:
 def list_servers(config_file: ConfigFileOption = None, json_output: JsonOption = False) -> None:
     """Every server with its origin (static or dynamic), state, version and counts."""
     if config_file is not None:
+        from rich.table import Table
+
+        from mcpstation.config.editor import ServerFileEditor
+
         entries = ServerFileEditor(config_file).list()
         if _wants_json(json_output):
             _emit_json(
@@ -82,14 +101,20 @@ def list_servers(config_file: ConfigFileOption = None, json_output: JsonOption =
         return
     _configure_logging(logging.WARNING)
 
-    async def body(station: Station) -> None:
-        servers = station.list_servers()
-        if _wants_json(json_output):
-            _emit_json([s.to_dict() for s in servers])
-        else:
-            out.print(_render.servers_table(servers))
+    async def local(station: Station) -> list[dict[str, Any]]:
+        return [s.to_dict() for s in station.list_servers()]
 
-    _run(body, require_server=False)
+    def remote(station: RemoteStation) -> list[dict[str, Any]]:
+        servers: list[dict[str, Any]] = expect(station.get("/api/mcp/servers"))["servers"]
+        return servers
+
+    servers = station_verb(local, remote, require_server=False)
+    if _wants_json(json_output):
+        _emit_json(servers)
+    else:
+        from mcpstation.cli import _render
+
+        out.print(_render.servers_table(servers))
 
 
 @servers_app.command("add")
@@ -102,10 +127,12 @@ def add(
     header: Annotated[list[str] | None, typer.Option("--header", help="KEY=VALUE HTTP header (repeatable).")] = None,
     namespace: Annotated[str | None, typer.Option("--namespace", help="The namespace for its tools.")] = None,
     config_file: ConfigFileOption = None,
-    actor: ActorOption = "cli",
+    actor: ActorOption = None,
     json_output: JsonOption = False,
 ) -> None:
     """Add a server: `NAME -- COMMAND [ARGS...]` for stdio, `NAME --url URL` for a remote one."""
+    from mcpstation.config.models import TRANSPORTS
+
     entry: dict[str, Any] = {"name": name}
     if command and command[0] == "--":
         command = command[1:]
@@ -126,66 +153,112 @@ def add(
         _edit(config_file, "add", {k: v for k, v in entry.items() if v not in ({}, [])})
         out.print(f"added {name!r} to {config_file}")
         return
-    _change(lambda station: station.add_server(entry, actor=actor), json_output)
+    _change(lambda station, who: station.add_server(entry, actor=who), ("POST", "", entry), json_output, actor)
 
 
-def _change(action: Any, json_output: bool) -> None:
+def _change(
+    action: Callable[[Station, str], Awaitable[ServerChange]],
+    request: tuple[str, str, Any],
+    json_output: bool,
+    actor: str | None,
+) -> None:
+    """Make a change on the running station (`request`: method, path under /api/mcp/servers, body)
+    or on a one-shot one (`action`), and report it."""
     _configure_logging(logging.WARNING)
 
-    async def body(station: Station) -> ServerChange:
+    async def local(station: Station) -> dict[str, Any]:
         try:
-            change: ServerChange = await action(station)
-            return change
+            change = await action(station, cli_caller(actor).actor)
         except UsageError as exc:
             out.print(str(exc), style="red", markup=False)
             raise _Exit(exc.exit_code) from None
+        return change.to_dict()
 
-    _report(_run(body, require_server=False), _wants_json(json_output))
+    def remote(station: RemoteStation) -> dict[str, Any]:
+        method, path, body = request
+        reply = station.request(method, "/api/mcp/servers" + path, body=body)
+        if reply.is_error and reply.error_type == "UsageError":  # printed as the one-shot path prints it
+            out.print(reply.message, style="red", markup=False)
+            raise _Exit(UsageError.exit_code)
+        if reply.is_error:
+            fail(reply)
+        change: dict[str, Any] = reply.body
+        return change
+
+    _report(station_verb(local, remote, require_server=False, actor=actor), _wants_json(json_output))
+
+
+def _server(name: str, verb: str = "") -> str:
+    from mcpstation.cli._remote import path_segment
+
+    return f"/{path_segment(name)}" + (f"/{verb}" if verb else "")
 
 
 @servers_app.command("remove")
 def remove(
-    name: str, config_file: ConfigFileOption = None, actor: ActorOption = "cli", json_output: JsonOption = False
+    name: str, config_file: ConfigFileOption = None, actor: ActorOption = None, json_output: JsonOption = False
 ) -> None:
     """Remove a server added at run time (static servers live in the config file)."""
     if config_file is not None:
         _edit(config_file, "remove", name)
         out.print(f"removed {name!r} from {config_file}")
         return
-    _change(lambda station: station.remove_server(name, actor=actor), json_output)
+    _change(
+        lambda station, who: station.remove_server(name, actor=who), ("DELETE", _server(name), None), json_output, actor
+    )
 
 
 @servers_app.command("enable")
 def enable(
-    name: str, config_file: ConfigFileOption = None, actor: ActorOption = "cli", json_output: JsonOption = False
+    name: str, config_file: ConfigFileOption = None, actor: ActorOption = None, json_output: JsonOption = False
 ) -> None:
     """Enable a server and connect it."""
     if config_file is not None:
         _edit(config_file, "set_enabled", name, True)
         out.print(f"enabled {name!r} in {config_file}")
         return
-    _change(lambda station: station.enable_server(name, actor=actor), json_output)
+    _change(
+        lambda station, who: station.enable_server(name, actor=who),
+        ("POST", _server(name, "enable"), None),
+        json_output,
+        actor,
+    )
 
 
 @servers_app.command("disable")
 def disable(
-    name: str, config_file: ConfigFileOption = None, actor: ActorOption = "cli", json_output: JsonOption = False
+    name: str, config_file: ConfigFileOption = None, actor: ActorOption = None, json_output: JsonOption = False
 ) -> None:
     """Disable a server: disconnected, kept in the store."""
     if config_file is not None:
         _edit(config_file, "set_enabled", name, False)
         out.print(f"disabled {name!r} in {config_file}")
         return
-    _change(lambda station: station.disable_server(name, actor=actor), json_output)
+    _change(
+        lambda station, who: station.disable_server(name, actor=who),
+        ("POST", _server(name, "disable"), None),
+        json_output,
+        actor,
+    )
 
 
 @servers_app.command("reload")
-def reload(name: str, actor: ActorOption = "cli", json_output: JsonOption = False) -> None:
+def reload(name: str, actor: ActorOption = None, json_output: JsonOption = False) -> None:
     """Reconnect a server and re-list what it offers."""
-    _change(lambda station: station.reload_server(name, actor=actor), json_output)
+    _change(
+        lambda station, who: station.reload_server(name, actor=who),
+        ("POST", _server(name, "reload"), None),
+        json_output,
+        actor,
+    )
 
 
 @servers_app.command("approve")
-def approve(name: str, actor: ActorOption = "cli", json_output: JsonOption = False) -> None:
+def approve(name: str, actor: ActorOption = None, json_output: JsonOption = False) -> None:
     """Approve a server whose command needed an operator's confirmation."""
-    _change(lambda station: station.approve_server(name, actor=actor), json_output)
+    _change(
+        lambda station, who: station.approve_server(name, actor=who),
+        ("POST", _server(name, "approve"), None),
+        json_output,
+        actor,
+    )
