@@ -15,6 +15,8 @@ NPM    ?= npm
 
 # Extra arguments: `make test PYTEST_ARGS='-k stdio -x'`, `make run ARGS='--help'`.
 PYTEST_ARGS ?=
+# pytest worker processes: most tests wait on server processes and sockets, not on the CPU.
+PYTEST_WORKERS ?= 4
 ARGS ?=
 
 SHELL := bash
@@ -87,8 +89,8 @@ test: $(STAMP_TEST) $(STAMP_NPM)
 	$(VENV)/bin/ruff format --check src tests bench
 	@echo "==> mypy --strict src"
 	$(VENV)/bin/mypy --strict src
-	@echo "==> pytest $(PYTEST_ARGS)"
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	@echo "==> pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)"
+	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 bench: $(STAMP_TEST) $(STAMP_NPM)
 	@if [ -f bench/run.py ]; then \

@@ -73,7 +73,7 @@ async def test_health_can_be_made_public_and_nothing_else_is(tmp_path: Path):
             assert_error(await anonymous.get("/api/mcp/servers"), 401, "Unauthorized")
 
 
-async def test_user_calls_tools_but_only_admin_manages_servers_reads_audit_and_uses_the_gateway(tmp_path: Path):
+async def test_user_calls_tools_and_uses_the_gateway_but_only_admin_manages_servers_and_reads_audit(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
         async with running_api(tmp_path, [inproc("demo")]) as api:
             async with api.client("user") as user, api.client("admin") as admin:
@@ -85,7 +85,7 @@ async def test_user_calls_tools_but_only_admin_manages_servers_reads_audit_and_u
                 for path in ("/api/mcp/servers/demo/disable", "/api/mcp/servers/demo/reconnect"):
                     assert_error(await user.post(path), 403, "Forbidden")
                 assert_error(await user.get("/api/mcp/audit"), 403, "Forbidden")
-                assert_error(await user.post("/mcp", json={}), 403, "Forbidden")
+                assert (await user.post("/mcp", json={})).status_code == 400  # past the door: a bad JSON-RPC body
                 added = await admin.post("/api/mcp/servers", json=demo("extra"))
                 assert added.status_code == 200 and added.json()["state"] == "READY"
                 calls = (await admin.get("/api/mcp/audit", params={"server": "demo"})).json()["calls"]
@@ -104,7 +104,7 @@ async def test_user_sees_and_calls_only_the_tools_its_role_may_see(tmp_path: Pat
                 assert user_tools == {"pub"} and admin_tools == {"ops", "pub"}
                 hidden = await user.post("/api/mcp/tools/mcp_ops_add/call", json={"a": 1, "b": 1})
                 body = assert_error(hidden, 404, "ToolNotFound")
-                assert body["tool"] == "mcp_ops_add" and "mcp_ops" not in body["message"].split("?")[-1]
+                assert body["tool"] == "mcp_ops_add" and "mcp_ops" not in body["message"].replace("'mcp_ops_add'", "")
                 assert (await admin.post("/api/mcp/tools/mcp_ops_add/call", json={"a": 1, "b": 1})).json()["ok"]
 
 

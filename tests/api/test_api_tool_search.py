@@ -67,9 +67,9 @@ async def test_tools_servers_health_and_metrics_carry_schema_tokens(tmp_path: Pa
     surface = health["surface"]
     assert surface["search"] is True and surface["tools"] == 2 == surface["with_search"]["tools"]
     assert surface["without_search"] == {"tools": 43, "tokens": total}
-    assert f'mcpstation_tool_schema_tokens{{surface="all"}} {total}' in metrics.splitlines()
-    search_line = f'mcpstation_tool_schema_tokens{{surface="search"}} {surface["with_search"]["tokens"]}'
-    assert search_line in metrics.splitlines()
+    gauges = dict(line.rsplit(" ", 1) for line in metrics.splitlines() if line.startswith("mcpstation_tool_schema"))
+    assert float(gauges['mcpstation_tool_schema_tokens{surface="all"}']) == total
+    assert float(gauges['mcpstation_tool_schema_tokens{surface="search"}']) == surface["with_search"]["tokens"]
     operation = document["paths"]["/api/mcp/tools/search"]["get"]
     assert [p["name"] for p in operation["parameters"]] == ["q", "limit", "server"]
     assert operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].endswith("ToolSearchBody")

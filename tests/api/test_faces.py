@@ -58,4 +58,4 @@ async def test_add_server_is_the_same_change_through_every_face(tmp_path: Path):
     details = {json.dumps(a.detail, sort_keys=True) for a in adds.values()}
     assert len(details) == 1, details  # the same record, whoever asked
     actors = {server: a.actor for server, a in adds.items()}
-    assert actors["via_cli"] == "cli:cli" and actors["via_llm"].startswith("llm:")
+    assert actors["via_cli"] == "cli" and actors["via_llm"].startswith("llm:")

@@ -153,7 +153,7 @@ def test_servers_add_through_the_cli_is_live_at_once_in_the_running_station(up: 
     _, listed = up.api("/api/mcp/tools")
     assert not any(t["server"] == "live" for t in listed["tools"])
     actions = json.loads(up.cli("audit", "--kind", "actions", "--server", "live", "--json").stdout)["actions"]
-    assert [(a["action"], a["actor"]) for a in reversed(actions)] == [("add", "cli:cli"), ("remove", "cli:cli")]
+    assert [(a["action"], a["actor"]) for a in reversed(actions)] == [("add", "cli"), ("remove", "cli")]
 
 
 CALLS = [

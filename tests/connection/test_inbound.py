@@ -162,8 +162,8 @@ async def test_a_listen_stream_ack_goes_with_the_answers_and_its_events_are_held
     h.feed({"method": "notifications/tools/list_changed", "params": stamp})
     h.feed({"method": "notifications/tools/list_changed"})  # a push outside the stream: kept apart
     assert [m.method for m in h.drain()] == [  # type: ignore[union-attr]
+        "notifications/message",  # in arrival order: the queue is short
         "notifications/subscriptions/acknowledged",
-        "notifications/message",
     ]
     later = []
     with anyio.fail_after(WAIT_S):
@@ -205,7 +205,7 @@ async def test_open_server_requests_are_bounded_and_free_up_when_answered_or_can
     h.feed({"id": 3, "method": "roots/list"})
     h.feed({"id": 3, "method": "roots/list"})  # a second request under an open id is never delivered
     h.feed({"id": 4, "method": "roots/list"})
-    assert [getattr(m, "id", "cancel") for m in h.drain()] == [3, 4, "cancel"]
+    assert [getattr(m, "id", "cancel") for m in h.drain()] == ["cancel", 3, 4]  # in arrival order
 
 
 @pytest.mark.parametrize(
@@ -307,3 +307,19 @@ async def test_nothing_is_queued_once_the_session_closed_the_stream() -> None:
     h.feed(_result(1))
     with pytest.raises(anyio.ClosedResourceError):
         h.inbound.stream.receive_nowait()
+
+
+async def test_a_requests_logs_and_progress_reach_the_session_before_its_answer() -> None:
+    h = Harness()
+    h.ask(4)
+    h.feed({"method": "notifications/message", "params": {"level": "info", "data": "first"}})
+    h.feed({"method": "notifications/progress", "params": {"progressToken": 4, "progress": 1}})
+    h.feed({"method": "notifications/message", "params": {"level": "info", "data": "last"}})
+    h.feed(_result(4))
+    delivered = h.drain()
+    assert [getattr(m, "method", "answer") for m in delivered] == [
+        "notifications/message",
+        "notifications/progress",
+        "notifications/message",
+        "answer",
+    ]

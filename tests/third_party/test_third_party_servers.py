@@ -120,4 +120,4 @@ async def test_server_everything_subscription_updates_and_completion_through_the
             await station.unsubscribe_resource(uri)
             ref = PromptReference(type="ref/prompt", name="mcp_everything_completable-prompt")
             completed = await station.complete(ref, {"name": "department", "value": "E"})
-            assert completed.completion.values == ["Engineering"]
+            assert completed.ok and completed.values == ("Engineering",)

@@ -109,7 +109,7 @@ def require_role(request: Request, role: Role) -> Caller:
     """
     caller = caller_of(request)
     if not caller.sees(role):
-        raise forbidden(f"this needs the {role!r} role; the token {caller.identity!r} has {caller.role!r}")
+        raise forbidden(f"this needs the '{role}' role; the token {caller.identity!r} has '{caller.role}'")
     return caller
 
 

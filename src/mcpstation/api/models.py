@@ -104,6 +104,7 @@ class ReconnectBody(_Body):
     reconnected: list[str]
     servers: list[ServerInfo]
     conflicts: list[dict[str, Any]] = Field(description="Catalog entries not published, and why.")
+    surface: SurfaceInfo | None = None
 
 
 class ToolApprovalBody(_Body):

@@ -65,7 +65,7 @@ OUTCOME_EXIT: dict[Outcome, int] = {
 }
 # `ServerState`s that are known but deliberately not run: `ServerState.is_held` over the JSON shape
 # both paths share (tests/cli/test_control.py checks they agree).
-HELD_STATES = frozenset({"DISABLED", "SHADOWED", "PENDING", "REFUSED"})
+HELD_STATES = frozenset({"DISABLED", "SHADOWED", "PENDING", "REFUSED", "REMOVED"})
 
 T = TypeVar("T")
 

@@ -8,7 +8,8 @@ waits behind a flood in the pipe; instead, once a message is read:
 - A response is delivered only if its id is one of our requests in flight when it arrives,
   matched exactly (`"7"` does not answer `7`); the first answer wins, duplicates, pre-emptive
   and unknown answers are dropped and counted. A `tools/list` result is screened tool by tool
-  (`_tool_budget`). Responses jump the queue: the session always sees them first.
+  (`_tool_budget`). Responses jump a backed-up queue (more than `ANSWERS_JUMP_AFTER` waiting);
+  below that, arrival order is kept, so a request's logs and progress reach the session first.
 - Notifications draw on a per-server budget (a token bucket). Over it, the keyed ones are
   coalesced and held back until the budget refills: one pending `list_changed` per kind, the
   latest progress per request, one `resources/updated` per URI. The rest are dropped and counted.
@@ -71,6 +72,7 @@ MAX_REMEMBERED_CANCELLED = 256  # ids we cancelled, to tell a late answer from a
 MAX_REPORTED_DROPPED_TOOLS = 100  # dropped tools kept for `status` until taken
 LOG_EVERY_S = 10.0  # at most one warning per kind of trouble per server in this time
 YIELD_EVERY = 64  # messages handed over without yielding to the event loop
+ANSWERS_JUMP_AFTER = 16  # queued messages past which answers and server requests go first
 CLOCK_EVERY = 32  # during a flood, lines between two looks at the clock (a token is 10 ms at 100/s)
 
 _LIST_CHANGED = frozenset(
@@ -275,9 +277,11 @@ class InboundStream:
 
     def __init__(self, notification_budget: _Bucket, stats: TransportStats) -> None:
         self._stats = stats
-        self._answers: collections.deque[SessionMessage | _Queued] = collections.deque()
-        self._requests: collections.deque[SessionMessage] = collections.deque()
-        self._notifications: collections.deque[_Queued] = collections.deque()
+        # Each lane holds (arrival number, message) in arrival order.
+        self._answers: collections.deque[tuple[int, SessionMessage | _Queued]] = collections.deque()
+        self._requests: collections.deque[tuple[int, SessionMessage]] = collections.deque()
+        self._notifications: collections.deque[tuple[int, _Queued]] = collections.deque()
+        self._arrivals = 0
         self._queued_by_key: dict[CoalesceKey, _Queued] = {}
         self._deferred: dict[CoalesceKey, Note] = {}
         self._budget = notification_budget
@@ -292,8 +296,12 @@ class InboundStream:
         if not self._ready.is_set():
             self._ready.set()
 
+    def _arrival(self) -> int:
+        self._arrivals += 1
+        return self._arrivals
+
     def push_answer(self, message: SessionMessage) -> None:
-        self._answers.append(message)
+        self._answers.append((self._arrival(), message))
         self._wake()
 
     def push_with_answers(self, key: CoalesceKey, note: Note) -> bool:
@@ -304,12 +312,12 @@ class InboundStream:
             return False
         entry = _Queued(key, note)
         self._queued_by_key[key] = entry
-        self._answers.append(entry)
+        self._answers.append((self._arrival(), entry))
         self._wake()
         return True
 
     def push_request(self, message: SessionMessage) -> None:
-        self._requests.append(message)
+        self._requests.append((self._arrival(), message))
         self._wake()
 
     def queued_notifications(self) -> int:
@@ -330,7 +338,7 @@ class InboundStream:
         entry = _Queued(key, note)
         if key is not None:
             self._queued_by_key[key] = entry
-        self._notifications.append(entry)
+        self._notifications.append((self._arrival(), entry))
         self._wake()
 
     def defer(self, key: CoalesceKey, note: Note) -> bool:
@@ -353,17 +361,29 @@ class InboundStream:
 
     # -- the consumer side (the SDK session) --------------------------------------------------------
 
+    def _next_lane(self) -> collections.deque[Any] | None:
+        """The lane to serve next: the oldest head, unless notifications are backed up."""
+        answers, requests, notifications = self._answers, self._requests, self._notifications
+        if len(notifications) > ANSWERS_JUMP_AFTER:
+            return answers or requests or notifications
+        oldest: collections.deque[Any] | None = None
+        for lane in (answers, requests, notifications):
+            if lane and (oldest is None or lane[0][0] < oldest[0][0]):
+                oldest = lane
+        return oldest
+
     def _pop(self) -> SessionMessage | None:
-        for lane in (self._answers, self._requests, self._notifications):
-            if lane:
-                item = lane.popleft()
-                if isinstance(item, _Queued):
-                    if item.key is not None and self._queued_by_key.get(item.key) is item:
-                        del self._queued_by_key[item.key]
-                    self._stats.notifications_delivered += 1
-                    return item.note.to_message()
-                return item
-        return None
+        lane = self._next_lane()
+        if lane is None:
+            return None
+        _, item = lane.popleft()
+        if isinstance(item, _Queued):
+            if item.key is not None and self._queued_by_key.get(item.key) is item:
+                del self._queued_by_key[item.key]
+            self._stats.notifications_delivered += 1
+            return item.note.to_message()
+        message: SessionMessage = item
+        return message
 
     def receive_nowait(self) -> SessionMessage | Exception:
         """The next message if one may be delivered now.

@@ -52,8 +52,11 @@ class Caller:
 
     @property
     def actor(self) -> str:
-        """How management actions by this caller are audited: `api:ci-bot`, `gateway:local`."""
-        return f"{self.face}:{self.identity}"
+        """How management actions by this caller are audited: `api:ci-bot`, `gateway:local`, `cli`.
+
+        A caller whose identity is just its face's name (the person at the terminal) is the face alone.
+        """
+        return str(self.face) if self.identity == self.face else f"{self.face}:{self.identity}"
 
     def sees(self, required: Role) -> bool:
         """Whether this caller's role reaches `required`."""
