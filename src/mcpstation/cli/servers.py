@@ -2,7 +2,7 @@
 
 Without `--config-file`, a change goes through the station: the same allowlists, command policy
 and audit as the HTTP API and the LLM's management tools, persisted before it is applied. With
-`--config-file FILE`, the verbs edit that JSON or TOML file instead (seed 002), atomically and
+`--config-file FILE`, the verbs edit that JSON or TOML file instead, atomically and
 under a lock.
 """
 

@@ -1,6 +1,6 @@
 """Which client wrote a file: by its name and place first, then by what it holds.
 
-Native files and the seeds' shapes (`[servers.NAME]`, the `mcp` block, seed 002's `servers`
+Native files in any of our shapes (`[servers.NAME]`, the `mcp` block, the `servers`
 list) are not foreign: `detect` returns None for them and the strict native reader takes over.
 """
 
@@ -61,7 +61,7 @@ def allows_comments(path: Path | None) -> bool:
 
 
 def detect(path: Path | None, data: Any, client_id: str | None = None) -> ClientFormat | None:
-    """The client format of `data` (read from `path`); None for native and seed shapes.
+    """The client format of `data` (read from `path`); None for our own shapes.
 
     `client_id` (one of `CLIENT_IDS`) forces the client; the layout still follows the content
     (Claude Code's `.mcp.json` or `~/.claude.json`, VS Code's `mcp.json` or `settings.json`).

@@ -1,7 +1,7 @@
-"""The native shapes: ours (`[servers.NAME]`, `[station]`, ...) and the seeds' (`mcp` block, seed 002's list).
+"""The native shapes: `[servers.NAME]`, `[station]`, ..., the `mcp` block and the `servers` list.
 
-The top-level keys pick the shape: `mcp` → seeds 000/001/003, anything else → native (seed
-002's `servers` list included). Other clients' files never get here: `_detect.py` sends them to
+The top-level keys pick the shape: `mcp` → the `mcp` block, anything else → native (the
+`servers` list included). Other clients' files never get here: `_detect.py` sends them to
 the lenient reader (`_foreign.py`).
 """
 
@@ -17,9 +17,9 @@ from mcpstation.config._problem import Problem
 
 
 def to_native(doc: Any, *, lenient_list: bool = False) -> Converted:
-    """Convert a native or seed shape. Raises `Problem` on unknown keys or misplaced values.
+    """Convert one of our shapes. Raises `Problem` on unknown keys or misplaced values.
 
-    `lenient_list`: seed 002's JSON `{"servers": [...]}` is another program's file; its
+    `lenient_list`: a JSON `{"servers": [...]}` list is often another program's file; its
     unrelated top-level keys are left alone (reported at DEBUG) instead of refused.
     """
     if doc is None:

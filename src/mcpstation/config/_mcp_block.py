@@ -1,4 +1,4 @@
-"""The `mcp:` / `[mcp]` block of seeds 000, 001 (TOML) and 003 (YAML), in one converter.
+"""The `mcp:` / `[mcp]` block (TOML or YAML), in one converter.
 
 ```toml
 [mcp]

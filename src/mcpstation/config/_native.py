@@ -1,7 +1,7 @@
 """The native shape: `[station]`, `[servers.NAME]` (or a `servers` list), `[host]`, `[policy]`, `[presets]`,
 `[telemetry]`.
 
-Seed 002's `{"servers": [...]}` list is the native shape too: an entry with `id` takes it as
+The `{"servers": [...]}` list is the native shape too: an entry with `id` takes it as
 its name and its `name` as the title.
 """
 
@@ -24,7 +24,7 @@ _ID_RENAMES = {"id": "name", "name": "title"}
 def convert_native(doc: Mapping[str, Any], *, lenient_list: bool = False) -> Converted:
     """Convert a native document; unknown top-level keys are problems, nested ones pydantic's.
 
-    With `lenient_list`, a document whose `servers` is a list (seed 002's `mcp_servers.json`,
+    With `lenient_list`, a document whose `servers` is a list (an `mcp_servers.json`
     written by another program) keeps its other top-level keys to itself: they are reported at
     DEBUG and left out.
     """

@@ -1,6 +1,6 @@
 """One server file as the editor sees it: where its servers are, in whose vocabulary, and the edits.
 
-Shapes edited: native TOML `[servers.NAME]` (or `[[servers]]`), seed 002's JSON `{"servers": [...]}`,
+Shapes edited: native TOML `[servers.NAME]` (or `[[servers]]`), the JSON list `{"servers": [...]}`,
 a native JSON `{"servers": {NAME: ...}}`, and the JSON/JSONC or TOML file of any client whose
 servers are a mapping (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline, Roo Code,
 Zed, Gemini CLI, Codex). A client's file gets new servers in that client's own keys (`serverUrl`
@@ -198,7 +198,7 @@ class ServerFile:
         raise KeyError(name)
 
     def _uses_ids(self) -> bool:
-        # Seed 002 keys entries by `id` (its `name` is a display title); an empty list follows it.
+        # The list keys entries by `id` (its `name` is a display title); an empty list follows it.
         root = self._plain_at_or_none(self._root)
         root = root if isinstance(root, builtins.list) else []
         has_entries = any(isinstance(raw, Mapping) for raw in root)

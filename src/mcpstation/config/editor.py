@@ -1,6 +1,6 @@
 """Edit a JSON or TOML server file in place: list, add, remove, enable and disable servers.
 
-What `mcpstation servers ... --config-file FILE` runs (seed 002's add/remove/toggle). Every edit:
+What `mcpstation servers ... --config-file FILE` runs (add/remove/enable/disable). Every edit:
 
 1. takes an exclusive lock on the sidecar `FILE.lock` (`fcntl.flock`), so concurrent editors in
    other processes queue instead of losing each other's changes;
@@ -11,12 +11,12 @@ What `mcpstation servers ... --config-file FILE` runs (seed 002's add/remove/tog
 4. loads the result with `load_config` and, if it no longer loads, puts the previous bytes back
    and raises.
 
-Shapes edited (`_server_file.py`): native TOML `[servers.NAME]` (or `[[servers]]`), seed 002's
-JSON `{"servers": [{"id": ...}]}`, a native JSON `{"servers": {NAME: ...}}`, and the JSON/JSONC or
+Shapes edited (`_server_file.py`): native TOML `[servers.NAME]` (or `[[servers]]`), the
+JSON list `{"servers": [{"id": ...}]}`, a native JSON `{"servers": {NAME: ...}}`, and the JSON/JSONC or
 TOML file of every client that keeps its servers in a mapping (Claude Desktop, Claude Code,
 Cursor, VS Code, Windsurf, Cline, Roo Code, Zed, Gemini CLI, Codex), in that client's own keys.
 Every key the editor does not own stays, and so do comments (TOML and JSONC). The `mcp` block of
-seeds 000/001/003 and YAML files are read by the loader but not edited here.
+`mcp`-block files and YAML files are read by the loader but not edited here.
 """
 
 from __future__ import annotations

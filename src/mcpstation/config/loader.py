@@ -1,6 +1,6 @@
 """Load a configuration file of any supported shape into one validated `StationConfig`.
 
-Steps: parse the text (by extension) → tell which client wrote it → native and seed shapes:
+Steps: parse the text (by extension) → tell which client wrote it → our own shapes:
 expand `${VAR}` and convert strictly; another client's file: read leniently (`_foreign.py`) →
 validate. Every failure is a `ConfigError` naming the file, the line, the field path and what
 was expected.
@@ -125,7 +125,7 @@ def parse_config(
 def read_document(
     text: str, fmt: Format, *, source: str | None, client: str | None = None
 ) -> tuple[Document, ClientFormat | None]:
-    """Parse `text` and tell which client wrote it (None: the native or a seed shape).
+    """Parse `text` and tell which client wrote it (None: one of our own shapes).
 
     JSON may hold comments and trailing commas when the file belongs to a client that allows them.
 

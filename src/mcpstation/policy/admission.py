@@ -1,10 +1,10 @@
 """May this server be added at run time? Allowlists first, then command safety or the URL guard.
 
-Seed 003's rule: what an agent may add is limited by `allowed_dynamic_stdio_commands` and
+The rule: what an agent may add is limited by `allowed_dynamic_stdio_commands` and
 `allowed_dynamic_url_prefixes`; an empty list forbids that kind. Being on the command list only
 means the command may be used: what it runs is judged by the classifier with the packages on
 `allowed_packages`, so `npx` on the list does not vouch for `npx -y anything`. A URL must pass
-the SSRF guard; hosts the operator names in an allowlisted URL prefix (seed 003's
+the SSRF guard; hosts the operator names in an allowlisted URL prefix (say
 `http://localhost:3000/`) count as explicitly allowed.
 """
 
