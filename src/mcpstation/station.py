@@ -9,6 +9,9 @@ The station is a facade over parts with one job each: the roster (every known se
 the pool (their connections), the live catalog (what they offer, merged), the dynamic servers
 (changes at run time, persisted first), and the pipeline (every request, every face). It owns
 their lifecycle; everything else here is a one-line delegation.
+
+Long because it is the facade: the lifecycle, and one documented delegation per public method to
+the part that does the work (roster, pool, live catalog, dynamic servers, pipeline, status).
 """
 
 from __future__ import annotations

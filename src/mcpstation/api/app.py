@@ -4,6 +4,10 @@ at `/mcp` and the web console at `/`, as one Starlette app.
 Every handler calls the `Station`'s own methods, so the API follows the same rules, allowlists
 and command policy as the CLI and the LLM's management tools. The route table below is also what
 `/openapi.json` is built from.
+
+Long because every route lives here as a short method over the same `Station` and the same error
+mapping, so the routes read as one table; models, auth, errors, events and the control routes are
+its sibling modules.
 """
 
 from __future__ import annotations

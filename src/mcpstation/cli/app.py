@@ -7,6 +7,9 @@ which. Both paths render the same shapes the same way.
 Exit codes: 0 ok · 2 bad config or usage · 3 no server reachable · 4 the call failed.
 
 Imports are lazy (inside the commands): `mcpstation --help` loads typer and rich, not the station.
+
+Long because it declares every command (options and help) in one place, so `--help` needs one
+import; a command's body lives in a sibling module once it is more than a few lines.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 Every model is frozen and forbids unknown keys. Secrets (environment values, headers, tokens)
 are `SecretStr` so `repr`, logs and `--json` output never show them.
+
+Long because every config model is here, so the file reads as the schema top to bottom; each model
+is short.
 """
 
 from __future__ import annotations

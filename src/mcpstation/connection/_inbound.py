@@ -21,6 +21,10 @@ waits behind a flood in the pipe; instead, once a message is read:
 
 The synthesized error codes are named constants, so the station can map them to typed
 outcomes without reading message text.
+
+Long on purpose: the read stream, the budgets and the screening share the table of requests in
+flight and the counters on every message; split apart, each part would reach into the others'
+state on the hot path.
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ the SDK's `stdio_client`, which can be neither bounded nor made cheap:
   the process group, `TERM_GRACE_S`, SIGKILL; then whatever is left of the group goes the same way.
 
 POSIX only (the station's stdio servers run on Linux and macOS).
+
+Long because spawning, the reader, the writer and the process-group cleanup share one process
+handle and one shutdown order; apart, that order would be spread over modules.
 """
 
 from __future__ import annotations

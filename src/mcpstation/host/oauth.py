@@ -22,6 +22,9 @@ the tokens held in memory, and would spend a rotating refresh token a second tim
 `OAuthProviders` hands every session of a server the same provider (a new one only when the
 server's settings change), and with it one lock, one token set and the discovered metadata.
 Separate processes sharing a token directory are not coordinated.
+
+Long because one authorization flow's pieces (metadata discovery, client registration, the loopback
+redirect listener, token storage and refresh) share its state and are only ever used together.
 """
 
 from __future__ import annotations

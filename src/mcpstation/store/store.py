@@ -8,6 +8,9 @@ lost. Every write that can race (first-use pins, tokens, dynamic servers, OAuth 
 one `INSERT ... ON CONFLICT` or a row locked first, so two stations on one database never trip
 over each other. (Over 400 lines: the one public API of the package; the SQL of pins and OAuth
 lives in `_pins` and `_oauth`, the transaction seam in `_transactions`.)
+
+Long because it is the store's whole API: one short method per durable operation, each a
+transaction over the helpers in the `_*.py` modules beside it.
 """
 
 from __future__ import annotations
