@@ -28,6 +28,7 @@ from mcpstation.connection._errors import translate_call_errors
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.listing import ServerListing
 from mcpstation.connection.operations import Operation, Subscribe, Unsubscribe
+from mcpstation.connection.progress import OrderedProgress
 from mcpstation.connection.session import Session
 from mcpstation.connection.snapshot import NO_SESSION, ConnectionSnapshot, SessionInfo
 from mcpstation.connection.state import ConnectionState
@@ -275,12 +276,15 @@ class ServerConnection:
         if isinstance(operation, Subscribe | Unsubscribe):
             self._check_subscription(operation)
         timeout = timeout_s or self.call_timeout_s
+        ordered = OrderedProgress(progress) if progress is not None else None
         try:
             with translate_call_errors(server=self.name, tool=operation.target, timeout_s=timeout):
-                result = await operation.send(client, timeout_s=timeout, progress=progress, meta=meta)
+                result = await operation.send(client, timeout_s=timeout, progress=ordered, meta=meta)
         except ConnectionLost as exc:
             session.lose(str(exc))
             raise
+        if ordered is not None:
+            await ordered.settled()
         if isinstance(operation, Subscribe):
             self.subscriptions.add(operation.uri)
         elif isinstance(operation, Unsubscribe):
