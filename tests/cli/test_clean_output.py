@@ -35,26 +35,19 @@ protocol = "legacy"
 log_level = "info"
 """
 
+# One command per distinct path through the SDK, per era: connect and list (status), a call, a call
+# with progress, a prompt, a resource, a reconnect. The listing verbs share status's path.
 COMMANDS: list[tuple[str, ...]] = [
     ("status",),
-    ("tools", "list"),
-    ("tools", "search", "add two numbers"),
-    ("prompts", "list"),
-    ("resources", "list"),
     ("call", "mcp_modern_add", "--args", '{"a": 1, "b": 2}'),
     ("call", "mcp_legacy_slow", "--args", '{"seconds": 0.2}'),
     ("prompt", "get", "mcp_legacy_greet", "--args", '{"name": "Ada"}'),
     ("resource", "read", "demo://readme"),
     ("reconnect", "legacy"),
-    ("servers", "list"),
-    ("audit",),
-    ("policy", "url", "https://example.com/"),
 ]
 
 
-CASES = [(command, False) for command in COMMANDS] + [
-    (command, True) for command in COMMANDS if command[0] in ("status", "call", "tools")
-]
+CASES = [(command, False) for command in COMMANDS] + [(command, True) for command in COMMANDS[:2]]
 
 
 @pytest.mark.parametrize(
@@ -69,7 +62,7 @@ def test_stderr_holds_only_our_own_lines(command: tuple[str, ...], as_json: bool
     }
     args = [PY, "-m", "mcpstation", "--config", str(config), *(["--json"] if as_json else []), *command]
     done = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
-    assert done.returncode in (0, 1), done.stderr  # `policy url` answers 1 for a refused URL
+    assert done.returncode == 0, done.stderr
     foreign = [line for line in done.stderr.splitlines() if line.strip() and not OUR_LINE.match(line)]
     assert foreign == [], "\n".join(foreign)
     if as_json:

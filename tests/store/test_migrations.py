@@ -185,3 +185,28 @@ async def test_concurrent_opens_of_a_new_database_both_succeed(store_target: Sto
     finally:
         for store in opened:
             await store.aclose()
+
+
+def test_the_head_read_from_the_files_is_alembics_head() -> None:
+    from mcpstation.store._migrate import shipped_head
+
+    assert shipped_head() == _head()
+
+
+def test_opening_a_current_database_does_not_load_alembic(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'station.db'}"
+    program = (
+        "import sys, anyio\n"
+        "from mcpstation.store import Store\n"
+        "async def main():\n"
+        f"    async with await Store.open({url!r}):\n"
+        "        pass\n"
+        "anyio.run(main)\n"
+        "print('alembic' in sys.modules)\n"
+    )
+    first = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True)
+    again = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True)
+    assert (first.stdout.split(), again.stdout.split()) == (["True"], ["False"])  # migrated once, then only read
