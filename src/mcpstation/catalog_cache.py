@@ -6,7 +6,8 @@ environment or header makes the row another server's, ignored until the server l
 What only changes how the station treats a server (its start mode, roles, filters, names) is not
 part of the key. The listing's cache hint (`ttlMs`, when the server gave one) makes a row stale
 once it has run out: the server is then started at boot to list again, its cached listing
-serving meanwhile.
+serving meanwhile. A hint of 0 counts as none: it is what the SDK sends for a handler that set
+no hint, and a lazy server's listing is confirmed by its first start anyway.
 
 Every listing a session brings is written once, in one transaction for its server, and only
 when it differs from the row (or the row carries a hint whose clock it restarts). The store
@@ -119,7 +120,7 @@ class CatalogCache:
             server_version=session.get("server_version"),
             instructions=session.get("instructions"),
         )
-        stale = row.ttl_ms is not None and datetime.now(UTC) >= row.listed_at + timedelta(milliseconds=row.ttl_ms)
+        stale = bool(row.ttl_ms) and datetime.now(UTC) >= row.listed_at + timedelta(milliseconds=row.ttl_ms or 0)
         return KnownListing(
             tools=lists["tools"],  # type: ignore[arg-type]
             prompts=lists["prompts"],  # type: ignore[arg-type]
@@ -140,16 +141,12 @@ class CatalogCache:
             entry = self._entry(connection)
             self._saved[connection.name] = listing
             row = self._rows.get(connection.name)
-            if (
-                row is not None
-                and entry.ttl_ms is None
-                and (row.spec_hash, row.digest, row.ttl_ms)
-                == (
-                    entry.spec_hash,
-                    entry.digest,
-                    None,
-                )
-            ):
+            same = row is not None and (row.spec_hash, row.digest, row.ttl_ms) == (
+                entry.spec_hash,
+                entry.digest,
+                entry.ttl_ms,
+            )
+            if same and not entry.ttl_ms:
                 continue  # the same listing under the same entry: nothing to write
             try:
                 await self.store.set_catalog(entry)
