@@ -9,9 +9,10 @@ once it has run out: the server is then started at boot to list again, its cache
 serving meanwhile. A hint of 0 counts as none: it is what the SDK sends for a handler that set
 no hint, and a lazy server's listing is confirmed by its first start anyway.
 
-Every listing a session brings is written once, in one transaction for its server, and only
-when it differs from the row (or the row carries a hint whose clock it restarts). The store
-failing is never fatal here: a listing it could not keep is tried again at the next save.
+Every listing a session brings is written once (by the live catalog's watcher, and at shutdown),
+in one transaction for its server, and only when it differs from the row (or carries a hint
+whose clock it restarts). The store failing is never fatal here: a listing it could not keep is
+tried again at the next save.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import mcp_types as types
 import pydantic
 from pydantic import SecretStr
@@ -78,8 +81,11 @@ def listing_json(listing: ServerListing) -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def _digest(listing: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(listing, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+def _dumped(listing: ServerListing) -> tuple[dict[str, list[dict[str, Any]]], str]:
+    """The listing as JSON, and the SHA-256 of that JSON."""
+    listed = listing_json(listing)
+    digest = hashlib.sha256(json.dumps(listed, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return listed, digest
 
 
 class CatalogCache:
@@ -138,8 +144,8 @@ class CatalogCache:
             listing = connection.listing
             if not connection.live_listing or self._saved.get(connection.name) is listing:
                 continue
-            entry = self._entry(connection)
             self._saved[connection.name] = listing
+            entry = await self._entry(connection)
             row = self._rows.get(connection.name)
             same = row is not None and (row.spec_hash, row.digest, row.ttl_ms) == (
                 entry.spec_hash,
@@ -158,8 +164,9 @@ class CatalogCache:
             written += 1
         return written
 
-    def _entry(self, connection: ServerConnection) -> CachedCatalog:
-        listed = listing_json(connection.listing)
+    async def _entry(self, connection: ServerConnection) -> CachedCatalog:
+        # A listing of thousands of tools takes a while to dump: a worker thread does it, off the event loop.
+        listed, digest = await anyio.to_thread.run_sync(_dumped, connection.listing)
         info = connection.info
         session = {
             "protocol_version": info.protocol_version,
@@ -170,7 +177,7 @@ class CatalogCache:
         return CachedCatalog(
             server=connection.name,
             spec_hash=spec_key(connection.spec),
-            digest=_digest(listed),
+            digest=digest,
             listing=listed,
             session=session,
             ttl_ms=connection.ttl_ms,

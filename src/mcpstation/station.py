@@ -282,7 +282,6 @@ class Station:
         deadline = self.config.station.startup_timeout_s
         await self.pool.wait_settled(self.pool.connections.values(), deadline)
         await self.live_catalog.verify_pins()
-        await self.live_catalog.save_listings()
         connections = self.pool.connections.values()
         pending = [c.name for c in connections if c.state is ConnectionState.STARTING]
         if pending:
