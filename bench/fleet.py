@@ -176,36 +176,40 @@ def rss_bytes(pid: int | str = "self") -> int:
     raise RuntimeError(f"no VmRSS for {pid}")
 
 
-async def probe(kind: str, count: int) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="mcps-fleet-") as directory:
-        data = Path(directory) / "data"
-        async with await Store.open(data_dir=data) as store:
-            if kind == "idle":  # fill the cache first (and warm up imports and pools)
-                async with Station(config(count), store=store):
-                    pass
-            else:
-                async with Station(config(1, "eager"), store=store) as station:
-                    assert (await station.call_tool("mcp_s000_echo", {"message": "hi"})).ok
+async def probe(kind: str, count: int, data: Path) -> dict[str, Any]:
+    """RSS growth per server of a station of `count` READY (eager) or IDLE (lazy, cached in `data`) servers."""
+    if kind == "fill":  # its own interpreter, so the probe's allocator has not seen a hundred connections
+        async with await Store.open(data_dir=data) as store, Station(config(count), store=store):
+            return {"kind": kind, "count": count}
+    async with await Store.open(data_dir=data) as store:
+        async with Station(config(1, "eager"), store=store) as station:  # warm-up: imports, pools
+            assert (await station.call_tool("mcp_s000_echo", {"message": "hi"})).ok
+        gc.collect()
+        before = rss_bytes()
+        start = "lazy" if kind == "idle" else "eager"
+        async with Station(config(count, start), store=store) as station:
+            expected = ConnectionState.IDLE if kind == "idle" else ConnectionState.READY
+            assert all(c.state is expected for c in station.connections.values())
+            servers = 0
+            if kind == "ready":
+                for i in range(count):
+                    assert (await station.call_tool(f"mcp_s{i:03d}_echo", {"message": "hi"})).ok
+                servers = sum(rss_bytes(c.pid) for c in station.connections.values() if c.pid)
             gc.collect()
-            before = rss_bytes()
-            start = "lazy" if kind == "idle" else "eager"
-            async with Station(config(count, start), store=store) as station:
-                expected = ConnectionState.IDLE if kind == "idle" else ConnectionState.READY
-                assert all(c.state is expected for c in station.connections.values())
-                servers = 0
-                if kind == "ready":
-                    for i in range(count):
-                        assert (await station.call_tool(f"mcp_s{i:03d}_echo", {"message": "hi"})).ok
-                    servers = sum(rss_bytes(c.pid) for c in station.connections.values() if c.pid)
-                gc.collect()
-                after = rss_bytes()
+            after = rss_bytes()
     return {"kind": kind, "count": count, "per_server_bytes": (after - before) / count, "server_rss_bytes": servers}
 
 
 def memory(kind: str, count: int) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, __file__, "--probe", kind, "--servers", str(count)], capture_output=True, text=True, check=True
-    )
+    with tempfile.TemporaryDirectory(prefix="mcps-fleet-") as directory:
+        steps = ["fill", kind] if kind == "idle" else [kind]
+        for step in steps:
+            done = subprocess.run(
+                [sys.executable, __file__, "--probe", step, "--servers", str(count), "--data", f"{directory}/data"],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
     result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return result
 
@@ -215,10 +219,11 @@ def main() -> None:
     parser.add_argument("--servers", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--json", type=Path)
-    parser.add_argument("--probe", choices=["ready", "idle"], help=argparse.SUPPRESS)
+    parser.add_argument("--probe", choices=["ready", "idle", "fill"], help=argparse.SUPPRESS)
+    parser.add_argument("--data", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.probe:
-        print(json.dumps(anyio.run(probe, args.probe, args.servers)))
+        print(json.dumps(anyio.run(probe, args.probe, args.servers, args.data)))
         return
     load_before = os.getloadavg()
     rounds = []
@@ -249,7 +254,7 @@ def main() -> None:
         print(f"{label:<52}{statistics.median(values) * 1000:>7.0f} ms{spread:>20}{target:>10}")
     print(f"{'client memory per READY connection':<52}{ready['per_server_bytes'] / 1024:>7.0f} KiB")
     print(f"{'  each tiny server process (RSS)':<52}{ready['server_rss_bytes'] / args.servers / 1024:>7.0f} KiB")
-    print(f"{'client memory per IDLE lazy server':<52}{idle['per_server_bytes'] / 1024:>7.0f} KiB")
+    print(f"{'client memory per IDLE lazy server':<52}{idle['per_server_bytes'] / 1024:>7.1f} KiB")
     if args.json:
         record = {
             "servers": args.servers,
