@@ -283,7 +283,7 @@ class Station:
         await self.pool.wait_settled(self.pool.connections.values(), deadline)
         await self.live_catalog.verify_pins()
         connections = self.pool.connections.values()
-        pending = [c.name for c in connections if c.state is ConnectionState.STARTING]
+        pending = [c.name for c in connections if c.state is ConnectionState.STARTING and not c.is_dormant]
         if pending:
             logger.warning(
                 "start-up deadline of %g s passed; still connecting in the background: %s",

@@ -12,6 +12,7 @@ import anyio
 import mcp_types as types
 import pytest
 from mcp.server import Server, ServerRequestContext
+from mcp.server.caching import CacheHint
 from station_helpers import START_TIMEOUT_S, inproc
 
 from mcpstation import Station, StationConfig
@@ -29,8 +30,12 @@ class CountedServer:
     """An in-process server whose tool names can change between runs; it counts its starts, and its
     `hold` tool answers only once `release` is set."""
 
-    def __init__(self, *tools: str, start_delay_s: float = 0.0) -> None:
+    def __init__(
+        self, *tools: str, start_delay_s: float = 0.0, ttl_ms: int | None = None, starts_allowed: int | None = None
+    ) -> None:
         self.tools = list(tools)
+        self.ttl_ms = ttl_ms  # the `tools/list` cache hint it sends
+        self.starts_allowed = starts_allowed  # starts after this many fail
         self.starts = 0
         self.starting = 0  # runs between their start and the end of their start-up delay
         self.most_starting = 0
@@ -41,6 +46,8 @@ class CountedServer:
         @asynccontextmanager
         async def lifespan(_: Server[Any]) -> AsyncIterator[dict[str, Any]]:
             self.starts += 1
+            if self.starts_allowed is not None and self.starts > self.starts_allowed:
+                raise RuntimeError("the counted server refuses to start again")
             self.starting += 1
             self.most_starting = max(self.most_starting, self.starting)
             try:
@@ -59,7 +66,15 @@ class CountedServer:
                 await self.release.wait()
             return types.CallToolResult(content=[types.TextContent(type="text", text=f"ran {params.name}")])
 
-        return Server("counted", version="1", lifespan=lifespan, on_list_tools=list_tools, on_call_tool=call_tool)
+        hints = {"tools/list": CacheHint(ttl_ms=self.ttl_ms)} if self.ttl_ms is not None else None
+        return Server(
+            "counted",
+            version="1",
+            lifespan=lifespan,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            cache_hints=hints,
+        )
 
 
 def lazy_config(server: CountedServer, **station: Any) -> StationConfig:
@@ -189,6 +204,43 @@ async def test_default_start_lazy_applies_to_servers_that_set_no_mode(tmp_path: 
                 pass
             async with Station(config, store=store) as station:
                 assert station.connection("lazy").state is ConnectionState.IDLE and server.starts == 1
+
+
+async def test_listing_past_its_cache_hint_is_served_while_the_lazy_server_starts_at_boot(tmp_path: Path):
+    server = CountedServer("alpha", ttl_ms=1)
+    async with await open_store(tmp_path) as store:
+        with anyio.fail_after(START_TIMEOUT_S):
+            await fill_cache(store, server)
+            async with Station(lazy_config(server), store=store) as station:
+                assert tool_names(station) == {"alpha"}  # the cached catalog at once, started or not
+                with anyio.fail_after(WAIT_S):
+                    await station.connection("lazy").wait_for_state(ConnectionState.READY)
+                assert server.starts == 2
+
+
+async def test_listing_within_its_cache_hint_keeps_the_lazy_server_idle(tmp_path: Path):
+    server = CountedServer("alpha", ttl_ms=3_600_000)
+    async with await open_store(tmp_path) as store:
+        with anyio.fail_after(START_TIMEOUT_S):
+            await fill_cache(store, server)
+            [row] = (await store.get_catalogs()).values()
+            assert row.ttl_ms == 3_600_000
+            async with Station(lazy_config(server), store=store) as station:
+                assert station.connection("lazy").state is ConnectionState.IDLE and server.starts == 1
+
+
+async def test_lazy_server_that_fails_to_start_answers_unavailable_and_leaves_the_catalog(tmp_path: Path):
+    server = CountedServer("alpha", starts_allowed=1)
+    async with await open_store(tmp_path) as store:
+        with anyio.fail_after(START_TIMEOUT_S):
+            await fill_cache(store, server)
+            async with Station(lazy_config(server), store=store) as station:
+                result = await station.call_tool("mcp_lazy_alpha", {})
+                assert result.outcome is Outcome.UNAVAILABLE and "lazy" in (result.error or "")
+                assert station.connection("lazy").state is ConnectionState.FAILED
+                assert tool_names(station) == set()
+                again = await station.call_tool("mcp_lazy_alpha", {})
+                assert again.outcome is Outcome.UNAVAILABLE and server.starts == 2
 
 
 async def test_eager_servers_start_no_more_than_max_concurrent_starts_at_once():

@@ -141,6 +141,7 @@ class ServerConnection:
             self._info = known.info
             self._dormant = True
             self._wanted = known.stale
+            self._settled.set()  # its catalog is known: nobody waits for it to start
 
     # -- what readers see ------------------------------------------------------------------------
 
