@@ -141,7 +141,8 @@ class LiveCatalog:
         if self.pins is None:
             return
         await self.pins.verify([c.listing for c in self.pool.offering()])
-        self._dirty = True  # rebuilt on the next read; no event of its own
+        if self.pins.mode == "block":  # only `block` hides by pin: then rebuilt on the next read, no event of its own
+            self._dirty = True
 
     async def save_listings(self) -> None:
         """Keep the listings sessions brought in the catalog cache (those it lacks; one transaction each)."""
