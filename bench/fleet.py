@@ -11,6 +11,7 @@ Each round, on a fresh SQLite store in a temporary data directory, with N tiny s
   tools list  `mcpstation --config F --data-dir D tools list --json` in a fresh process (wall
               time of the whole command, interpreter start included), one-shot: the command
               starts a station of its own (all IDLE);
+  imports     a fresh interpreter importing only what that command imports (the floor of a one-shot);
   tools list, running   the same while `mcpstation up` runs for D (the CLI asks it over the
               control socket and imports no station);
   first call  the first call to one IDLE server (its start-up, paid once), then the median of
@@ -47,6 +48,7 @@ HERE = Path(__file__).resolve().parent
 TINY = HERE / "servers" / "tiny_server.py"
 SETTINGS = {"health_interval_s": 0, "startup_timeout_s": 180}
 LATER_CALLS = 20
+CPU: list[float] = []  # process CPU seconds of the last entry timed (the figure least moved by other load)
 MCPSTATION = Path(sys.executable).with_name("mcpstation")
 
 
@@ -73,14 +75,16 @@ def write_config(path: Path, count: int) -> None:
 
 
 async def entry(data: Path, count: int, *, with_store_open: bool = False) -> tuple[float, dict[str, int]]:
-    """Seconds from entering the station until entry returned; how many servers were in which state."""
-    started = time.perf_counter()
+    """Seconds from entering the station until entry returned; how many servers were in which state.
+    The CPU seconds this process spent meanwhile go to `CPU[-1]`."""
+    started, cpu = time.perf_counter(), time.process_time()
     store = await Store.open(data_dir=data)
     if not with_store_open:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
     try:
         async with Station(config(count), store=store) as station:
             elapsed = time.perf_counter() - started
+            CPU.append(time.process_time() - cpu)
             assert len(station.tools) == 2 * count, len(station.tools)
             states: dict[str, int] = {}
             for connection in station.connections.values():
@@ -119,6 +123,14 @@ def tools_list(config_file: Path, data: Path, count: int) -> float:
     return elapsed
 
 
+def imports_only() -> float:
+    """A fresh interpreter importing what a one-shot `tools list` imports, and nothing else."""
+    started = time.perf_counter()
+    code = "import mcpstation.cli.app, mcpstation.station, mcpstation.store, mcpstation.host"
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return time.perf_counter() - started
+
+
 UP_READY_S = 120.0  # bound on `mcpstation up` opening its control socket
 
 
@@ -149,17 +161,23 @@ async def one_round(count: int) -> dict[str, Any]:
         write_config(config_file, count)
         cold, cold_states = await entry(data, count)
         assert cold_states == {"READY": count}, cold_states
+        cold_cpu = CPU[-1]
         warm, warm_states = await entry(data, count)
         assert warm_states == {"IDLE": count}, warm_states
+        warm_cpu = CPU[-1]
         warm_store, _ = await entry(data, count, with_store_open=True)
         listed = tools_list(config_file, data, count)
+        imported = imports_only()
         listed_running = tools_list_running(config_file, data, count)
         first, later = await calls(data, count)
     return {
         "cold": cold,
+        "cold CPU": cold_cpu,
         "warm": warm,
+        "warm CPU": warm_cpu,
         "warm+store": warm_store,
         "tools list": listed,
+        "imports": imported,
         "tools list, running": listed_running,
         "first call": first,
         "later call": later,
@@ -240,9 +258,12 @@ def main() -> None:
     print(f"{'row':<52}{'median':>10}{'range':>20}{'target':>10}")
     labels = {
         "cold": "Station entry, cache empty: all start (cold)",
+        "cold CPU": "  its CPU (this process)",
         "warm": "Station entry, cache full: catalog at once (warm)",
+        "warm CPU": "  its CPU (this process)",
         "warm+store": "  the same with Store.open",
         "tools list": "`mcpstation tools list --json`, one-shot",
+        "imports": "  its floor: a fresh interpreter's imports alone",
         "tools list, running": "  the same with `mcpstation up` running",
         "first call": "first call to an IDLE server (its start-up)",
         "later call": f"later calls to it (median of {LATER_CALLS})",

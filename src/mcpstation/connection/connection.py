@@ -9,8 +9,8 @@ connection: `request(operation)` sends one upstream request over the current ses
 
 A lazy server with a known listing (the catalog cache) starts IDLE: its listing serves the
 catalog at once, and the first request starts it (`start_for_request`). After `idle_stop_s`
-without a request, subscription or open request it is stopped again and goes back to IDLE with
-the listing it last had.
+without requests (never while one is in flight or a resource subscription is open) it is stopped
+again and goes back to IDLE with the listing it last had.
 """
 
 from __future__ import annotations
