@@ -23,7 +23,8 @@ from mcpstation.store import Store
 
 pytestmark = pytest.mark.anyio
 
-WAIT_S = 20.0  # bound on waiting for a state or a catalog change on a loaded machine
+WAIT_S = 20.0
+WATCHED = "res://watched"  # bound on waiting for a state or a catalog change on a loaded machine
 
 
 class CountedServer:
@@ -66,6 +67,12 @@ class CountedServer:
                 await self.release.wait()
             return types.CallToolResult(content=[types.TextContent(type="text", text=f"ran {params.name}")])
 
+        async def list_resources(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListResourcesResult:
+            return types.ListResourcesResult(resources=[types.Resource(uri=WATCHED, name="watched")])
+
+        async def subscription(ctx: ServerRequestContext[Any, Any], params: Any) -> types.EmptyResult:
+            return types.EmptyResult()
+
         hints = {"tools/list": CacheHint(ttl_ms=self.ttl_ms)} if self.ttl_ms is not None else None
         return Server(
             "counted",
@@ -73,13 +80,17 @@ class CountedServer:
             lifespan=lifespan,
             on_list_tools=list_tools,
             on_call_tool=call_tool,
+            on_list_resources=list_resources,
+            on_subscribe_resource=subscription,
+            on_unsubscribe_resource=subscription,
             cache_hints=hints,
         )
 
 
-def lazy_config(server: CountedServer, **station: Any) -> StationConfig:
+def lazy_config(server: CountedServer, protocol: str = "auto", **station: Any) -> StationConfig:
     return StationConfig(
-        servers=[inproc("lazy", server=server.build(), start="lazy")], station={"health_interval_s": 0, **station}
+        servers=[inproc("lazy", server=server.build(), start="lazy", protocol=protocol)],
+        station={"health_interval_s": 0, **station},
     )
 
 
@@ -91,9 +102,9 @@ def tool_names(station: Station) -> set[str]:
     return {tool.tool for tool in station.tools if tool.server == "lazy"}
 
 
-async def fill_cache(store: Store, server: CountedServer) -> None:
+async def fill_cache(store: Store, server: CountedServer, protocol: str = "auto") -> None:
     """A first run: the server was never listed, so it starts at boot whatever its mode."""
-    async with Station(lazy_config(server), store=store) as station:
+    async with Station(lazy_config(server, protocol), store=store) as station:
         assert station.connection("lazy").state is ConnectionState.READY
     assert server.starts == 1
 
@@ -156,6 +167,23 @@ async def test_unused_lazy_server_is_stopped_but_never_during_a_request(tmp_path
                 assert tool_names(station) == {"alpha", "hold"} and connection.pid is None
                 assert (await station.call_tool("mcp_lazy_alpha", {})).text == "ran alpha"
                 assert server.starts == 3
+
+
+async def test_an_open_subscription_keeps_a_lazy_server_running(tmp_path: Path):
+    server = CountedServer("alpha")
+    idle_s = 0.3
+    async with await open_store(tmp_path) as store:
+        with anyio.fail_after(START_TIMEOUT_S):
+            await fill_cache(store, server, "legacy")  # subscriptions need a handshake-era session
+            async with Station(lazy_config(server, "legacy", idle_stop_s=idle_s), store=store) as station:
+                connection = station.connection("lazy")
+                assert connection.state is ConnectionState.IDLE
+                assert (await station.subscribe_resource(WATCHED)).ok  # starts it
+                await anyio.sleep(idle_s * 4)  # time passes with the subscription open
+                assert connection.state is ConnectionState.READY and server.starts == 2
+                assert (await station.unsubscribe_resource(WATCHED)).ok
+                with anyio.fail_after(WAIT_S):
+                    await connection.wait_for_state(ConnectionState.IDLE)
 
 
 async def test_listing_changed_since_the_cache_is_swapped_in_with_pins_checked(tmp_path: Path):

@@ -60,7 +60,8 @@ async def walk_pages(
 class Discovered:
     """The lists one discovery found, by kind, and what went wrong on the way (non-fatal).
 
-    `ttl_ms`: the shortest cache hint (`ttlMs`) any page carried, None when none did.
+    `ttl_ms`: the shortest cache hint (`ttlMs`) any page carried, None when none did; a hint of
+    0 counts as none (it is what the SDK sends for a handler that set no hint).
     """
 
     found: dict[str, tuple[Any, ...]]
@@ -100,7 +101,7 @@ async def discover(client: Client, *, server: str, kinds: set[str], max_pages: i
     def hinted(fetch: Callable[[str | None], Awaitable[Any]]) -> Callable[[str | None], Awaitable[Any]]:
         async def fetch_page(cursor: str | None) -> Any:
             page = await fetch(cursor)
-            if "ttl_ms" in getattr(page, "model_fields_set", ()):  # given by the server, not the model's default
+            if "ttl_ms" in getattr(page, "model_fields_set", ()) and page.ttl_ms > 0:  # given, not a default
                 hints.append(page.ttl_ms)
             return page
 
