@@ -140,6 +140,8 @@ class CatalogCache:
         """Keep each listing a session brought that the cache does not hold yet; returns how many
         rows were written (one transaction each)."""
         written = 0
+        if self.store.is_closed:  # closed under a running station by its owner: nothing to keep them in
+            return written
         for connection in connections:
             listing = connection.listing
             if not connection.live_listing or self._saved.get(connection.name) is listing:

@@ -87,10 +87,13 @@ class CountedServer:
         )
 
 
-def lazy_config(server: CountedServer, protocol: str = "auto", **station: Any) -> StationConfig:
+def lazy_config(
+    server: CountedServer, protocol: str = "auto", *, policy: dict[str, Any] | None = None, **station: Any
+) -> StationConfig:
     return StationConfig(
         servers=[inproc("lazy", server=server.build(), start="lazy", protocol=protocol)],
         station={"health_interval_s": 0, **station},
+        policy=policy or {},
     )
 
 
@@ -206,6 +209,18 @@ async def test_listing_changed_since_the_cache_is_swapped_in_with_pins_checked(t
             async with Station(lazy_config(server), store=store) as station:  # the cache holds the new listing
                 assert station.connection("lazy").state is ConnectionState.IDLE
                 assert tool_names(station) == {"alpha", "gamma"} and server.starts == 2
+
+
+async def test_cached_tools_are_checked_against_their_pins_at_boot_in_block_mode(tmp_path: Path):
+    server = CountedServer("alpha", "beta")
+    async with await open_store(tmp_path) as store:
+        with anyio.fail_after(START_TIMEOUT_S):
+            await fill_cache(store, server)
+            await store.set_pin("lazy", "beta", "another definition")  # beta's pin no longer matches
+            async with Station(lazy_config(server, policy={"tool_pinning": "block"}), store=store) as station:
+                assert station.connection("lazy").state is ConnectionState.IDLE
+                assert tool_names(station) == {"alpha"}  # beta waits for a person's approval
+                assert station.live_catalog.pins is not None and station.live_catalog.pins.drifted("lazy") == ["beta"]
 
 
 async def test_a_changed_entry_does_not_use_the_listing_cached_for_the_old_one(tmp_path: Path):
