@@ -95,6 +95,7 @@ class CatalogCache:
         self.store = store
         self._rows: dict[str, CachedCatalog] = {}
         self._saved: dict[str, ServerListing] = {}  # the listing object last written (or found equal), by server
+        self._saving = anyio.Lock()
 
     async def load(self) -> int:
         """Read every row (one query); returns how many. A store that fails leaves the cache empty."""
@@ -138,7 +139,12 @@ class CatalogCache:
 
     async def save(self, connections: Iterable[ServerConnection]) -> int:
         """Keep each listing a session brought that the cache does not hold yet; returns how many
-        rows were written (one transaction each)."""
+        rows were written (one transaction each). Saves take turns: the one at shutdown waits for
+        the watcher's, so no listing is taken for written while its write is still under way."""
+        async with self._saving:
+            return await self._save(list(connections))
+
+    async def _save(self, connections: list[ServerConnection]) -> int:
         written = 0
         if self.store.is_closed:  # closed under a running station by its owner: nothing to keep them in
             return written
@@ -146,7 +152,6 @@ class CatalogCache:
             listing = connection.listing
             if not connection.live_listing or self._saved.get(connection.name) is listing:
                 continue
-            self._saved[connection.name] = listing
             entry = await self._entry(connection)
             row = self._rows.get(connection.name)
             same = row is not None and (row.spec_hash, row.digest, row.ttl_ms) == (
@@ -154,16 +159,15 @@ class CatalogCache:
                 entry.digest,
                 entry.ttl_ms,
             )
-            if same and not entry.ttl_ms:
-                continue  # the same listing under the same entry: nothing to write
-            try:
-                await self.store.set_catalog(entry)
-            except StoreError as exc:
-                self._saved.pop(connection.name, None)  # tried again at the next save
-                logger.warning("could not cache the listing of server %r: %s", connection.name, exc)
-                continue
-            self._rows[connection.name] = entry
-            written += 1
+            if not same or entry.ttl_ms:  # a hint's clock restarts with every listing
+                try:
+                    await self.store.set_catalog(entry)
+                except StoreError as exc:
+                    logger.warning("could not cache the listing of server %r: %s", connection.name, exc)
+                    continue  # tried again at the next save
+                self._rows[connection.name] = entry
+                written += 1
+            self._saved[connection.name] = listing
         return written
 
     async def _entry(self, connection: ServerConnection) -> CachedCatalog:
