@@ -41,7 +41,8 @@ async def test_idle_lazy_servers_are_listed_and_started_by_api_and_gateway_calls
 
             called = await user.post("/api/mcp/tools/mcp_api_side_api_side_step_0/call", json={"id": "7"})
             assert called.status_code == 200, called.text
-            assert called.json()["structured"] == {"server": "api_side", "tool": "api_side_step_0", "arguments": {"id": "7"}}
+            answer = {"server": "api_side", "tool": "api_side_step_0", "arguments": {"id": "7"}}
+            assert called.json()["structured"] == answer
             assert api.station.connection("api_side").state is ConnectionState.READY
             assert api.station.connection("gateway_side").state is ConnectionState.IDLE
 
