@@ -1,6 +1,6 @@
 """Tool pins at start-up: one server listing N tools in one page, on SQLite and PostgreSQL.
 
-    python bench/pins.py [--tools N] [--rounds R] [--db sqlite] [--db postgresql] [--json FILE]
+    python bench/pins.py [--tools N] [--rounds R] [--db sqlite] [--db postgresql] [--server paged|tiny] [--json FILE]
 
 Each round, interleaved, on a fresh database each:
   off   `Station` entry with a store, tool pinning off (the baseline: spawn, handshake, listing, catalog);
@@ -43,8 +43,18 @@ STATION_SETTINGS = {"server_startup_timeout_s": 120, "startup_timeout_s": 180}
 SERVER = "big"
 
 
+TINY = Path(__file__).resolve().parent / "servers" / "tiny_server.py"
+SERVERS = {
+    # our SDK-built paged server: the SDK's own cost of building and sending 10,000 tools included
+    "paged": lambda tools: ["-m", "mcpstation.testing.paged_server", "--tools", str(tools), "--page-size", str(tools)],
+    # the stdlib tiny server: what the station itself costs
+    "tiny": lambda tools: [str(TINY), "--tools", str(tools)],
+}
+SERVER_KIND = {"name": "paged"}  # set from --server
+
+
 def config(tools: int, pinning: str) -> StationConfig:
-    args = ["-m", "mcpstation.testing.paged_server", "--tools", str(tools), "--page-size", str(tools)]
+    args = SERVERS[SERVER_KIND["name"]](tools)
     return StationConfig(
         servers=[{"name": SERVER, "command": sys.executable, "args": args}],
         station=STATION_SETTINGS,
@@ -175,7 +185,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--db", action="append", choices=["sqlite", "postgresql"])
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--server", choices=sorted(SERVERS), default="paged", help="the server listing the tools")
     args = parser.parse_args()
+    SERVER_KIND["name"] = args.server
     backends = args.db or ["sqlite", "postgresql"]
     load_before = os.getloadavg()
     results = anyio.run(run, args.tools, args.rounds, backends)
@@ -199,7 +211,13 @@ def main() -> None:
             ratio = f"{middle / off:.2f}" if name in ("cold", "warm") else ""
             print(f"{backend:<12}{label:<40}{middle:>8.2f} s{spread:>18}{ratio:>8}{cpu:>8.2f} s")
     if args.json is not None:
-        report = {"tools": args.tools, "rounds": args.rounds, "load_before": load_before, "load_after": load_after}
+        report = {
+            "tools": args.tools,
+            "server": args.server,
+            "rounds": args.rounds,
+            "load_before": load_before,
+            "load_after": load_after,
+        }
         args.json.write_text(json.dumps({**report, "results": results}, indent=2))
 
 

@@ -17,7 +17,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "mcpstation"
 
 LEAVES = {"outcomes", "errors"}
 _BASE = LEAVES | {"config"}
-_PARTS = _BASE | {"catalog", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
+_PARTS = _BASE | {"catalog", "catalog_cache", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
 _STATION = _PARTS | {"roster", "pool", "live_catalog", "status", "dynamic", "management", "station"}
 
 # What each layer may import from mcpstation (besides itself), bottom to top.
@@ -33,6 +33,7 @@ ALLOWED: dict[str, set[str]] = {
     "servers": _BASE | {"policy"},
     "events": _BASE,
     "pinning": _BASE | {"catalog", "connection", "policy", "store"},
+    "catalog_cache": _BASE | {"connection", "store"},
     "pipeline": _BASE | {"catalog", "connection", "policy", "store"},
     "roster": _BASE | {"store"},
     "pool": _BASE | {"connection", "events"},

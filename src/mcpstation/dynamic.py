@@ -291,6 +291,8 @@ class DynamicServers:
         connection = self.launch(spec)
         with anyio.move_on_after(connection.startup_budget_s + CONNECT_GRACE_S):
             await connection.settled.wait()
+            if action is ChangeAction.RELOAD and connection.is_dormant:  # a reload lists again: start it now
+                await connection.start_for_request(connection.startup_budget_s)
         await self.catalog.verify_pins()
         return self._change_for(action, connection)
 
@@ -300,6 +302,10 @@ class DynamicServers:
         if connection.is_ready:
             tools = sum(1 for t in self.catalog.snapshot.tools.values() if t.server == name)
             return self._announce(ServerChange(True, action, name, f"connected {name!r}: {tools} tools", state, tools))
+        if connection.is_dormant:
+            tools = sum(1 for t in self.catalog.snapshot.tools.values() if t.server == name)
+            message = f"{name!r} is lazy: {tools} tools from its cached catalog; it starts on its first request"
+            return self._announce(ServerChange(True, action, name, message, state, tools))
         reason = connection.error or f"still {connection.state}"
         message = f"saved {name!r}, but it did not connect: {reason}; it is tried again at the next start"
         if action is ChangeAction.RELOAD:

@@ -7,7 +7,9 @@ kinds that changed. It also knows, for a tool name the catalog lacks, which serv
 belong to, so a request for it can say that server is down rather than point at a neighbour.
 
 Each catalog it builds is offered to its tool search index (`index`, a `LiveIndex`), which the
-watcher keeps current in the background: a listing change re-indexes that server only.
+watcher keeps current in the background: a listing change re-indexes that server only. The
+watcher also keeps each new listing in the catalog cache (`catalog_cache.py`), from which a lazy
+server's listing comes while it is not running.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import anyio
 
 from mcpstation.catalog import Catalog, Embedder, LiveIndex, default_embedder
 from mcpstation.catalog.naming import name_prefix, public_name
+from mcpstation.catalog_cache import CatalogCache
 from mcpstation.config.models import StationSettings
-from mcpstation.connection import ConnectionState, ServerConnection
+from mcpstation.connection import ServerConnection
 from mcpstation.events import EventHub, StationEvent
 from mcpstation.pinning import ToolPins
 from mcpstation.policy import clean_text
@@ -58,12 +61,14 @@ class LiveCatalog:
         *,
         events: EventHub,
         pins: ToolPins | None = None,
+        cache: CatalogCache | None = None,
         owned: Callable[[], dict[str, str]] = dict,
         embedder: Callable[[], Embedder | None] | None = default_embedder,
     ) -> None:
         self.roster = roster
         self.pool = pool
         self.pins = pins
+        self.cache = cache
         self.events = events
         self._settings = settings
         self._owned = owned
@@ -85,9 +90,9 @@ class LiveCatalog:
         self._wake.set()
 
     def _rebuild(self) -> None:
-        """Merge every ready server's listing in roster order and swap the catalog atomically."""
+        """Merge the listing of every ready (or dormant lazy) server in roster order and swap the catalog atomically."""
         self._dirty = False
-        ready = sorted(self.pool.ready(), key=lambda c: self.roster.rank(c.name))
+        ready = sorted(self.pool.offering(), key=lambda c: self.roster.rank(c.name))
         listings = [c.listing for c in ready if c.name in self.roster]
         settings = self._settings()
         catalog = Catalog.build(
@@ -122,7 +127,7 @@ class LiveCatalog:
             spec = entry.spec
             naming = spec.naming or settings.naming
             connection = self.pool.get(entry.name)
-            if connection is not None and connection.state is not ConnectionState.READY:
+            if connection is not None and not connection.offers_listing:
                 for tool in connection.listing.tools:
                     if public_name(naming, server=entry.name, namespace=spec.namespace, name=tool.name) == name:
                         return entry.name
@@ -135,8 +140,14 @@ class LiveCatalog:
         """Check new tool definitions of ready servers against their pins; then publish what passes."""
         if self.pins is None:
             return
-        await self.pins.verify([c.listing for c in self.pool.ready()])
-        self._dirty = True  # rebuilt on the next read; no event of its own
+        await self.pins.verify([c.listing for c in self.pool.offering()])
+        if self.pins.mode == "block":  # only `block` hides by pin: then rebuilt on the next read, no event of its own
+            self._dirty = True
+
+    async def save_listings(self) -> None:
+        """Keep the listings sessions brought in the catalog cache (those it lacks; one transaction each)."""
+        if self.cache is not None:
+            await self.cache.save(self.pool.connections.values())
 
     async def watch(self) -> None:
         """Publish `catalog` events (which kinds changed) shortly after servers change, and keep the
@@ -152,6 +163,7 @@ class LiveCatalog:
             self._wake = anyio.Event()
             await anyio.sleep(CATALOG_EVENT_DELAY_S)
             await self.verify_pins()
+            await self.save_listings()
             after = self.snapshot
             changed = changed_kinds(before, after)
             if changed:

@@ -5,8 +5,9 @@ time it is seen. When a server later offers a different definition, the station 
 (`warn`) or keeps the tool out of the catalog (`block`) until a person approves it again. In
 `block` mode a tool is published only once its definition has been checked.
 
-A listing is checked as one batch: one query reads the server's pins, one transaction writes
-what is new or changed. Checks of one server never overlap (a lock per server), and the store's
+A listing is checked as one batch, and every listing of one check together: one query reads the
+pins of every server with a definition new to us, one transaction per server writes what is new
+or changed. Checks of one server never overlap (a lock per server), and the store's
 writes are idempotent, so stations sharing a database agree too. The store failing is never
 fatal here: the tools it could not check are reported (`problems`) and checked again at the
 next `verify`; meanwhile a tool seen for the first time is trusted as first use always is, and
@@ -16,6 +17,7 @@ in `block` mode, where nothing unchecked is published).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Iterable
 from typing import Literal
@@ -101,12 +103,25 @@ class ToolPins:
     async def verify(self, listings: Iterable[ServerListing]) -> None:
         """Check every tool whose definition is new to us against its pin (first use pins it).
 
-        One store read and at most one store write per listing. Never raises `StoreError`: what
-        the store could not settle is logged, listed by `problems` and retried at the next call.
+        One store read for them all and at most one store write per listing. Never raises
+        `StoreError`: what the store could not settle is logged, listed by `problems` and retried
+        at the next call.
         """
-        for listing in listings:
-            async with self._lock(listing.server):
-                await self._verify_listing(listing)
+        by_server = {listing.server: listing for listing in listings}
+        async with contextlib.AsyncExitStack() as held:
+            for server in sorted(by_server):  # one order for every check: two checks never deadlock
+                await held.enter_async_context(self._lock(server))
+            pending = {server: found for server, listing in by_server.items() if (found := self._pending(listing))}
+            if not pending:
+                return
+            try:
+                stored = await self.store.get_pins_of(sorted(pending))
+            except StoreError as exc:
+                for server, tools in pending.items():
+                    self._not_checked(server, tools, exc)
+                return
+            for server, tools in pending.items():
+                await self._write_and_settle(server, tools, stored.get(server, {}))
 
     async def approve(self, server: str, tool: types.Tool, *, actor: str) -> None:
         """A person approves the tool's current definition.
@@ -129,7 +144,8 @@ class ToolPins:
             lock = self._locks[server] = anyio.Lock()
         return lock
 
-    async def _verify_listing(self, listing: ServerListing) -> None:
+    def _pending(self, listing: ServerListing) -> dict[str, str]:
+        """The listing's tools whose definition this process has not settled yet, with their fingerprints."""
         server = listing.server
         pending: dict[str, str] = {}
         for tool in listing.tools:
@@ -137,13 +153,9 @@ class ToolPins:
             fingerprint = self.fingerprint(server, tool)
             if self._verified.get(key) != fingerprint and self._drifted.get(key) != fingerprint:
                 pending[tool.name] = fingerprint
-        if not pending:
-            return
-        try:
-            stored = await self.store.get_pins(server)
-        except StoreError as exc:
-            self._not_checked(server, pending, exc)
-            return
+        return pending
+
+    async def _write_and_settle(self, server: str, pending: dict[str, str], stored: dict[str, ToolPin]) -> None:
         to_write = {
             name: fingerprint
             for name, fingerprint in pending.items()

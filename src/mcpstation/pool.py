@@ -4,6 +4,10 @@ The pool launches and stops connections, waits for them to settle, reconnects th
 them all at shutdown within a bound. It is also what every connection reports to: state
 changes go to the live catalog and out as events, a server's stderr lines and log messages go
 out as `log` events of *this* station only, resource updates as `resource` events.
+
+Every connection it launches shares one bound on start-ups (`[station] max_concurrent_starts`),
+so a fleet of a hundred servers spawns a few at a time rather than all at once. A lazy server
+the catalog cache knows (`recall`) is launched IDLE with its known listing.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import mcp_types as types
 from anyio.abc import TaskGroup
 
 from mcpstation.config.models import AnyServerSpec, StationSettings
-from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
+from mcpstation.connection import ConnectionState, KnownListing, ServerConnection, SessionHooks, start_mode
 from mcpstation.connection.connection import Precheck
 from mcpstation.connection.transports import RequestGuard
 from mcpstation.errors import UsageError
@@ -45,6 +49,8 @@ class ConnectionPool:
         self._on_change = on_change
         self._connections: dict[str, ServerConnection] = {}
         self._task_group: TaskGroup | None = None
+        self.start_slots = anyio.CapacityLimiter(settings.concurrent_starts)
+        self.recall: Callable[[AnyServerSpec], KnownListing | None] | None = None  # the catalog cache's lookup
 
     def bind(self, task_group: TaskGroup | None) -> None:
         self._task_group = task_group
@@ -64,6 +70,10 @@ class ConnectionPool:
     def ready(self) -> list[ServerConnection]:
         return [c for c in self._connections.values() if c.state is ConnectionState.READY]
 
+    def offering(self) -> list[ServerConnection]:
+        """The connections whose listing belongs in the catalog: ready, or lazy and dormant."""
+        return [c for c in self._connections.values() if c.offers_listing]
+
     # -- lifecycle --------------------------------------------------------------------------------
 
     def launch(
@@ -73,9 +83,15 @@ class ConnectionPool:
         precheck: Precheck | None = None,
         request_guard: RequestGuard | None = None,
     ) -> ServerConnection:
-        """Start a connection's owner task; returns at once (wait on `settled`)."""
+        """Start a connection's owner task; returns at once (wait on `settled`).
+
+        A lazy server whose listing the cache knows starts IDLE; any other starts now.
+        """
         if self._task_group is None:
             raise UsageError("the station is not running: use `async with Station(...) as station:`")
+        known = None
+        if self.recall is not None and start_mode(spec, self.settings) == "lazy":
+            known = self.recall(spec)
         connection = ServerConnection(
             spec,
             self.settings,
@@ -83,6 +99,8 @@ class ConnectionPool:
             observer=self,
             precheck=precheck,
             request_guard=request_guard,
+            start_slots=self.start_slots,
+            known=known,
         )
         self._connections[spec.name] = connection
         self._task_group.start_soon(connection.run, name=f"mcpstation server {spec.name!r}")
@@ -115,6 +133,7 @@ class ConnectionPool:
     def apply_settings(self, settings: StationSettings, *, keep: Iterable[str]) -> None:
         """New station settings for the connections that stay (the others are restarted anyway)."""
         self.settings = settings
+        self.start_slots.total_tokens = settings.concurrent_starts
         for name in keep:
             connection = self._connections.get(name)
             if connection is not None:

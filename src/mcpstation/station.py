@@ -41,6 +41,7 @@ from mcpstation.catalog import (
     ToolResult,
 )
 from mcpstation.catalog.search import DEFAULT_LIMIT
+from mcpstation.catalog_cache import CatalogCache
 from mcpstation.config.loader import load_config
 from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
 from mcpstation.config.presets import needs_url_guard
@@ -75,6 +76,7 @@ from mcpstation.store import Store
 logger = logging.getLogger(__name__)
 
 SURFACE_LINE_WAIT_S = 60.0  # the start-up surface line waits this long for the index to count the catalog
+CACHE_SAVE_S = 5.0  # bound on keeping the last listings in the catalog cache at shutdown
 
 
 class Station:
@@ -105,8 +107,17 @@ class Station:
         self.pool = ConnectionPool(config.station, hooks=self.hooks, events=self.events, on_change=self._changed)
         mode = config.policy.tool_pinning
         pins = ToolPins(store, mode) if store is not None and mode != "off" else None
+        self.catalog_cache = CatalogCache(store) if store is not None else None
+        if self.catalog_cache is not None:
+            self.pool.recall = self.catalog_cache.recall
         self.live_catalog = LiveCatalog(
-            self.roster, self.pool, lambda: self.config.station, events=self.events, pins=pins, owned=self._owned
+            self.roster,
+            self.pool,
+            lambda: self.config.station,
+            events=self.events,
+            pins=pins,
+            cache=self.catalog_cache,
+            owned=self._owned,
         )
         self._url_guard = UrlGuard.from_policy(config.policy)
         self.dynamic = (
@@ -259,6 +270,8 @@ class Station:
             self.roster.put(RosterEntry(management_spec(self), Origin.HOST))
         self._put_static(self.config)
         self._warn_about_static_commands()
+        if self.catalog_cache is not None:
+            await self.catalog_cache.load()
         for entry in self.roster.active():
             if self._should_run(entry.spec):
                 self.pool.launch(entry.spec)
@@ -273,7 +286,7 @@ class Station:
         await self.pool.wait_settled(self.pool.connections.values(), deadline)
         await self.live_catalog.verify_pins()
         connections = self.pool.connections.values()
-        pending = [c.name for c in connections if c.state is ConnectionState.STARTING]
+        pending = [c.name for c in connections if c.state is ConnectionState.STARTING and not c.is_dormant]
         if pending:
             logger.warning(
                 "start-up deadline of %g s passed; still connecting in the background: %s",
@@ -281,9 +294,10 @@ class Station:
                 ", ".join(repr(name) for name in pending),
             )
         logger.info(
-            "station up: %d of %d servers ready, %d tools (%.2f s)",
+            "station up: %d of %d servers ready, %d idle until asked, %d tools (%.2f s)",
             sum(1 for c in connections if c.is_ready),
             len(connections),
+            sum(1 for c in connections if c.state is ConnectionState.IDLE),
             len(self.catalog.tools),
             time.perf_counter() - started,
         )
@@ -330,6 +344,8 @@ class Station:
         """
         self._accepting = False
         with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(CACHE_SAVE_S):
+                await self.live_catalog.save_listings()
             await self.pool.shutdown()
             if self._audit is not None:
                 await self._audit.close()

@@ -25,6 +25,7 @@ MAX_INSTRUCTIONS_CHARS = 2000
 class ServerState(enum.StrEnum):
     """A known server's state: its connection's lifecycle, or why it has none."""
 
+    IDLE = "IDLE"  # a lazy server between runs: its catalog is known, the next request starts it
     STARTING = "STARTING"
     READY = "READY"
     BACKING_OFF = "BACKING_OFF"

@@ -16,6 +16,7 @@ Shape = Mapping[str, Any]
 
 _STATE_STYLES = {
     "READY": "green",
+    "IDLE": "cyan",
     "STARTING": "yellow",
     "BACKING_OFF": "yellow",
     "STOPPING": "dim",

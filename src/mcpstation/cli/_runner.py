@@ -66,6 +66,7 @@ OUTCOME_EXIT: dict[Outcome, int] = {
 # `ServerState`s that are known but deliberately not run: `ServerState.is_held` over the JSON shape
 # both paths share (tests/cli/test_control.py checks they agree).
 HELD_STATES = frozenset({"DISABLED", "SHADOWED", "PENDING", "REFUSED", "REMOVED"})
+REACHABLE_STATES = frozenset({"READY", "IDLE"})  # IDLE: a lazy server the next request starts
 
 T = TypeVar("T")
 
@@ -255,7 +256,7 @@ def exit_code_of(reply: Reply) -> int:
 def _require_a_ready_server(servers: list[dict[str, Any]]) -> None:
     """Exit 3 when some server is enabled and none of them is ready."""
     enabled = [s for s in servers if s["state"] not in HELD_STATES and s["origin"] != "host"]
-    if enabled and not any(s["state"] == "READY" for s in enabled):
+    if enabled and not any(s["state"] in REACHABLE_STATES for s in enabled):
         for s in enabled:
             say(f"server {s['name']!r}: {s['state']}: {s['error'] or 'not ready'}", style="red", stderr=True)
         say("no server reachable", style="bold red", stderr=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import enum
 import ipaddress
+import os
 import re
 from typing import Annotated, Any, Literal, Self
 
@@ -31,6 +32,7 @@ from mcpstation.config.presets import preset_servers
 
 NamingMode = Literal["prefix", "namespace", "bare"]
 ToolSearchMode = Literal["off", "auto", "on"]
+StartMode = Literal["eager", "lazy"]
 
 
 class Role(enum.StrEnum):
@@ -61,6 +63,10 @@ DEFAULT_MAX_LIST_PAGES = 100
 DEFAULT_MAX_RESULT_BYTES = 256 * 1024  # what an LLM can sensibly read of one result
 DEFAULT_HARD_MAX_RESULT_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # one JSON-RPC message from a server over our own transports
+DEFAULT_IDLE_STOP_S = 600.0  # a lazy server unused this long is stopped; its catalog stays
+STARTS_PER_CORE = 2  # default start-up slots per CPU core: spawning is CPU-bound, handshakes mostly wait
+MIN_CONCURRENT_STARTS = 4
+MAX_CONCURRENT_STARTS = 16
 
 
 class _Frozen(BaseModel):
@@ -95,6 +101,14 @@ class _ServerBase(_Frozen):
     naming: NamingMode | None = Field(default=None, description="This server's naming mode; unset: [station].")
     always_visible: tuple[str, ...] = Field(
         default=(), description="Tool-name globs (its own names) kept on the LLM surface when tool search is on."
+    )
+    start: StartMode | None = Field(
+        default=None,
+        description="'eager' starts the server with the station; 'lazy' serves its cached catalog and starts it on "
+        "the first request (a server never listed before starts at boot to fill the cache). Unset: [station].",
+    )
+    idle_stop_s: float | None = Field(
+        default=None, gt=0, description="A lazy server without requests this long is stopped; unset: [station]."
     )
 
     @field_validator("protocol")
@@ -354,6 +368,26 @@ class StationSettings(_Frozen):
     always_visible: tuple[str, ...] = Field(
         default=(), description="Public tool-name globs kept on the LLM surface when tool search is on."
     )
+    default_start: StartMode = Field(
+        default="eager", description="A server's start mode when it sets none: 'eager' (at boot) or 'lazy'."
+    )
+    idle_stop_s: float = Field(
+        default=DEFAULT_IDLE_STOP_S, gt=0, description="A lazy server without requests this long is stopped."
+    )
+    max_concurrent_starts: int | None = Field(
+        default=None,
+        ge=1,
+        description="Servers starting at once (spawn, handshake, first listing); the rest wait their turn, their "
+        "start-up budget not yet running. Unset: 2 per CPU core, between 4 and 16.",
+    )
+
+    @property
+    def concurrent_starts(self) -> int:
+        """How many servers may be starting at once."""
+        if self.max_concurrent_starts is not None:
+            return self.max_concurrent_starts
+        cores = os.cpu_count() or 1
+        return max(MIN_CONCURRENT_STARTS, min(MAX_CONCURRENT_STARTS, STARTS_PER_CORE * cores))
 
 
 class RootSpec(_Frozen):

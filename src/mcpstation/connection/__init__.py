@@ -12,7 +12,8 @@ from mcpstation.connection._tool_budget import DroppedTool, DropReason, ToolBudg
 from mcpstation.connection.connection import ServerConnection
 from mcpstation.connection.discovery import walk_pages
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
-from mcpstation.connection.listing import ServerListing
+from mcpstation.connection.known import KnownListing
+from mcpstation.connection.listing import ServerListing, start_mode
 from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import TRANSPORT_FACTORIES, TransportContext, open_transport
 
@@ -27,6 +28,7 @@ __all__ = [
     "DropReason",
     "DroppedTool",
     "InboundLimits",
+    "KnownListing",
     "ServerConnection",
     "ServerListing",
     "SessionHooks",
@@ -34,5 +36,6 @@ __all__ = [
     "TransportContext",
     "TransportStats",
     "open_transport",
+    "start_mode",
     "walk_pages",
 ]

@@ -6,6 +6,11 @@ current (`connection/watch.py`); when a session dies, the loop restarts it with 
 jitter, or opens the circuit after too many failures in a row. Other tasks only *use* the
 connection: `request(operation)` sends one upstream request over the current session, and
 `snapshot()` reads its state.
+
+A lazy server with a known listing (the catalog cache) starts IDLE: its listing serves the
+catalog at once, and the first request starts it (`start_for_request`). After `idle_stop_s`
+without requests (never while one is in flight or a resource subscription is open) it is stopped
+again and goes back to IDLE with the listing it last had.
 """
 
 from __future__ import annotations
@@ -20,13 +25,15 @@ from typing import Protocol, TypeVar
 
 import anyio
 import mcp_types as types
+from anyio import CapacityLimiter
 from mcp.shared.dispatcher import ProgressFnT
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpstation.config.models import AnyServerSpec, StationSettings
 from mcpstation.connection._errors import translate_call_errors
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
-from mcpstation.connection.listing import ServerListing
+from mcpstation.connection.known import KnownListing
+from mcpstation.connection.listing import ServerListing, start_mode
 from mcpstation.connection.operations import Operation, Subscribe, Unsubscribe
 from mcpstation.connection.progress import OrderedProgress
 from mcpstation.connection.session import Session
@@ -60,6 +67,9 @@ class ConnectionObserver(Protocol):
     def resource_updated(self, server: str, uri: str) -> None: ...
 
 
+_DORMANT_STATES = frozenset({ConnectionState.IDLE, ConnectionState.STARTING, ConnectionState.STOPPING})
+
+
 class _Intent(enum.Enum):
     """What the owner task is asked to do next."""
 
@@ -80,7 +90,11 @@ class ServerConnection:
         observer: ConnectionObserver | None = None,
         precheck: Precheck | None = None,
         request_guard: RequestGuard | None = None,
+        start_slots: CapacityLimiter | None = None,
+        known: KnownListing | None = None,
     ) -> None:
+        """`start_slots` bounds how many connections are starting at once (shared by a pool);
+        `known` makes a lazy server start IDLE with that listing."""
         self.spec = spec
         self.settings = settings
         self.hooks = hooks
@@ -109,6 +123,26 @@ class ServerConnection:
         self._stopped = anyio.Event()
         self._state_changed = anyio.Event()
         self._wake = anyio.Event()
+        self.start_slots = start_slots
+        self._ttl_ms: int | None = None  # the server's cache hint for its last listing, when it gave one
+        self._live_listing = False  # the listing came from a session of this connection
+        self._dormant = False  # a lazy server between runs whose known listing serves the catalog
+        self._wanted = False  # a request asked a dormant server to start
+        self._in_flight = 0
+        self._last_used = 0.0
+        self._activity = anyio.Event()
+        if known is not None:
+            self._listing = replace(
+                self._listing,
+                tools=known.tools,
+                prompts=known.prompts,
+                resources=known.resources,
+                templates=known.templates,
+            )
+            self._info = known.info
+            self._dormant = True
+            self._wanted = known.stale
+            self._settled.set()  # its catalog is known: nobody waits for it to start
 
     # -- what readers see ------------------------------------------------------------------------
 
@@ -177,6 +211,35 @@ class ServerConnection:
             restarts=self._restarts,
             stderr_tail=self.stderr_tail,
         )
+
+    @property
+    def is_lazy(self) -> bool:
+        return start_mode(self.spec, self.settings) == "lazy"
+
+    @property
+    def is_dormant(self) -> bool:
+        """A lazy server between runs (IDLE, or starting or stopping around an idle spell): its
+        known listing stands for it, and a request starts it."""
+        return self._dormant and self._state in _DORMANT_STATES
+
+    @property
+    def offers_listing(self) -> bool:
+        """Whether its listing belongs in the catalog: it is ready, or dormant."""
+        return self._state is ConnectionState.READY or self.is_dormant
+
+    @property
+    def live_listing(self) -> bool:
+        """Whether the listing came from a session of this connection (not only from the cache)."""
+        return self._live_listing
+
+    @property
+    def ttl_ms(self) -> int | None:
+        """How long the server said its last listing may be cached, if it said."""
+        return self._ttl_ms
+
+    @property
+    def idle_stop_s(self) -> float:
+        return self.spec.idle_stop_s or self.settings.idle_stop_s
 
     @property
     def settled(self) -> anyio.Event:
@@ -249,6 +312,51 @@ class ServerConnection:
         """Whether the current session should end now (stop or reconnect asked)."""
         return self._intent is not _Intent.RUN
 
+    # -- lazy start and idle stop -------------------------------------------------------------------
+
+    async def start_for_request(self, timeout_s: float) -> bool:
+        """Start a dormant server for a request (once for all who ask) and wait until it is READY.
+
+        Returns whether it is ready; False when it is not dormant, or did not come up within
+        `timeout_s` (then it keeps starting for the next request).
+        """
+        if self.is_ready:
+            return True
+        if not self.is_dormant:
+            return False
+        if not self._wanted:
+            logger.info("server %r starting for a request", self.name)
+        self._wanted = True
+        self._wake.set()
+        settled = (ConnectionState.READY, ConnectionState.BACKING_OFF, ConnectionState.FAILED, ConnectionState.STOPPED)
+        with anyio.move_on_after(timeout_s):
+            await self.wait_for_state(*settled)
+        return self.is_ready
+
+    def idle_remaining_s(self) -> float | None:
+        """How much longer a ready lazy server may go without requests before it is stopped; None
+        while something holds it up (a request in flight or a resource subscription)."""
+        if self._in_flight or self.subscriptions:
+            return None
+        return self.idle_stop_s - (anyio.current_time() - self._last_used)
+
+    async def activity_ended(self) -> None:
+        """Return when the last open request ends or a subscription goes."""
+        await self._activity.wait()
+
+    def go_idle(self) -> None:
+        """The session is ending because the server went unused: its listing stays in the catalog."""
+        self._dormant = True
+        logger.info(
+            "server %r unused for %g s; stopping it (its catalog stays, the next request starts it)",
+            self.name,
+            self.idle_stop_s,
+        )
+
+    def _note_activity_ended(self) -> None:
+        ended, self._activity = self._activity, anyio.Event()
+        ended.set()
+
     # -- requests ----------------------------------------------------------------------------------
 
     async def request(
@@ -277,12 +385,19 @@ class ServerConnection:
             self._check_subscription(operation)
         timeout = timeout_s or self.call_timeout_s
         ordered = OrderedProgress(progress) if progress is not None else None
+        self._in_flight += 1
+        self._last_used = anyio.current_time()
         try:
             with translate_call_errors(server=self.name, tool=operation.target, timeout_s=timeout):
                 result = await operation.send(client, timeout_s=timeout, progress=ordered, meta=meta)
         except ConnectionLost as exc:
             session.lose(str(exc))
             raise
+        finally:
+            self._in_flight -= 1
+            self._last_used = anyio.current_time()
+            if isinstance(operation, Subscribe | Unsubscribe) or not self._in_flight:
+                self._note_activity_ended()
         if ordered is not None:
             await ordered.settled()
         if isinstance(operation, Subscribe):
@@ -307,6 +422,13 @@ class ServerConnection:
         ever_ready = False
         try:
             while self._intent is not _Intent.STOP:
+                if self._dormant and not self._wanted and self._intent is _Intent.RUN:
+                    self._set_state(ConnectionState.IDLE)
+                    self._settled.set()
+                    await self.wait_until(lambda: self._wanted or self._intent is not _Intent.RUN)
+                    if self.stopping:
+                        break
+                self._wanted = False
                 self._intent = _Intent.RUN
                 self._set_state(ConnectionState.STARTING)
                 session = Session(self)
@@ -317,12 +439,14 @@ class ServerConnection:
                     self._session = None
                     self._last_stderr = session.stderr_tail
                     self._last_transport_warnings = tuple(session.stats.warnings(self.name))
+                if not session.went_idle:
+                    self._dormant = False  # a failed start or a lost session: its listing no longer stands
                 became_ready = session.became_ready
                 ever_ready = ever_ready or became_ready
                 self._settled.set()
                 if self._intent is _Intent.STOP:
                     break
-                if self._intent is _Intent.RECONNECT:
+                if self._intent is _Intent.RECONNECT or session.went_idle:
                     continue
                 if became_ready and session.ready_for_s() >= STABLE_SESSION_S:
                     self._failures = 1  # it ran well for a while: a fresh run of failures
@@ -375,6 +499,7 @@ class ServerConnection:
     def mark_ready(self, info: SessionInfo) -> None:
         self._info = info
         self._error = None
+        self._last_used = anyio.current_time()
         self._set_state(ConnectionState.READY)
         self._settled.set()
         listing = self._listing
@@ -389,9 +514,19 @@ class ServerConnection:
             info.startup_s or 0.0,
         )
 
-    def update_listing(self, found: dict[str, tuple[object, ...]], warnings: tuple[str, ...], *, full: bool) -> None:
+    def update_listing(
+        self,
+        found: dict[str, tuple[object, ...]],
+        warnings: tuple[str, ...],
+        *,
+        full: bool,
+        ttl_ms: int | None = None,
+    ) -> None:
         """Swap in newly listed kinds; `full` replaces every warning, else only those of the kinds listed."""
         self._listing = replace(self._listing, **found)  # type: ignore[arg-type]
+        self._live_listing = True
+        if ttl_ms is not None or full:
+            self._ttl_ms = ttl_ms
         if full:
             self._warnings = warnings
         else:

@@ -58,10 +58,15 @@ async def walk_pages(
 
 @dataclass(frozen=True, slots=True)
 class Discovered:
-    """The lists one discovery found, by kind, and what went wrong on the way (non-fatal)."""
+    """The lists one discovery found, by kind, and what went wrong on the way (non-fatal).
+
+    `ttl_ms`: the shortest cache hint (`ttlMs`) any page carried, None when none did; a hint of
+    0 counts as none (it is what the SDK sends for a handler that set no hint).
+    """
 
     found: dict[str, tuple[Any, ...]]
     warnings: tuple[str, ...]
+    ttl_ms: int | None = None
 
 
 async def discover(client: Client, *, server: str, kinds: set[str], max_pages: int) -> Discovered:
@@ -91,6 +96,17 @@ async def discover(client: Client, *, server: str, kinds: set[str], max_pages: i
     }
     found: dict[str, tuple[Any, ...]] = {}
     warnings: list[str] = []
+    hints: list[int] = []
+
+    def hinted(fetch: Callable[[str | None], Awaitable[Any]]) -> Callable[[str | None], Awaitable[Any]]:
+        async def fetch_page(cursor: str | None) -> Any:
+            page = await fetch(cursor)
+            if "ttl_ms" in getattr(page, "model_fields_set", ()) and page.ttl_ms > 0:  # given, not a default
+                hints.append(page.ttl_ms)
+            return page
+
+        return fetch_page
+
     for kind in KINDS:
         if kind not in kinds:
             continue
@@ -100,7 +116,7 @@ async def discover(client: Client, *, server: str, kinds: set[str], max_pages: i
         fetch, items = fetchers[kind]
         warning: str | None
         try:
-            got, warning = await walk_pages(fetch, items, server=server, kind=kind, max_pages=max_pages)
+            got, warning = await walk_pages(hinted(fetch), items, server=server, kind=kind, max_pages=max_pages)
         except MCPError as exc:
             if exc.code == types.METHOD_NOT_FOUND:
                 got, warning = [], None
@@ -116,4 +132,4 @@ async def discover(client: Client, *, server: str, kinds: set[str], max_pages: i
         found[kind] = tuple(got)
         if warning:
             warnings.append(warning)
-    return Discovered(found, tuple(warnings))
+    return Discovered(found, tuple(warnings), min(hints) if hints else None)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import mcp_types as types
 
-from mcpstation.config.models import NamingMode
+from mcpstation.config.models import AnyServerSpec, NamingMode, StartMode, StationSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,3 +22,8 @@ class ServerListing:
     prompts: tuple[types.Prompt, ...] = ()
     resources: tuple[types.Resource, ...] = ()
     templates: tuple[types.ResourceTemplate, ...] = ()
+
+
+def start_mode(spec: AnyServerSpec, settings: StationSettings) -> StartMode:
+    """The server's own start mode, else the station's default."""
+    return spec.start or settings.default_start

@@ -5,6 +5,10 @@ process or opens the HTTP session), lists what the server offers, marks the conn
 keeps the lists and the server's health watched (`connection/watch.py`) until the session is
 stopped, recycled or lost, and on the way out collects the server's last stderr lines and ends
 every process it left behind.
+
+Starting takes one of the pool's start slots (`ServerConnection.start_slots`), from before the
+spawn until the first listing is in: a large fleet starts a few servers at a time instead of
+all at once, and a server's start-up budget only runs once it has its slot.
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ class Session:
         self.connection = connection
         self.client: Client | None = None
         self.became_ready = False
+        self.went_idle = False  # ended because a lazy server went unused, not by a failure
         self._sink: StderrSink | None = None
         self._lost_reason: str | None = None
         self._lost = False
@@ -114,7 +119,7 @@ class Session:
                 if sink is not None:
                     helpers.start_soon(self._drain, sink, drained)
                 try:
-                    await self._connect_and_serve(started)
+                    await self._connect_and_serve()
                 except Exception as exc:  # boundary: one server's failure never reaches the station
                     self._record_failure(exc, started=started)
                 finally:
@@ -128,7 +133,7 @@ class Session:
         if not self.became_ready and connection.error is None and not connection.stopping:
             connection.set_error("the session ended before it was ready")
 
-    async def _connect_and_serve(self, started: float) -> None:
+    async def _connect_and_serve(self) -> None:
         connection = self.connection
         spec = connection.spec
         if isinstance(spec, StdioServerSpec) and resolve_command(spec) is None:
@@ -136,43 +141,59 @@ class Session:
         if connection.precheck is not None and (refusal := await connection.precheck(spec)) is not None:
             raise ServerStartError(f"refused before connecting: {refusal}", server=self.name)
         budget = connection.startup_budget_s
-        with anyio.CancelScope(deadline=anyio.current_time() + budget) as connect_scope:
+        slot = _StartSlot(connection.start_slots)
+        with anyio.CancelScope() as connect_scope:
             self._connect_scope = connect_scope
             if connection.stopping:
                 connect_scope.cancel()
-            async with self._client() as client, anyio.create_task_group() as watchers:
-                if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-                    # Listen before listing, so no change between the two is missed.
-                    await watchers.start(listen_loop, self, client)
-                discovered = await discover(
-                    client, server=self.name, kinds=set(KINDS), max_pages=connection.settings.max_list_pages
-                )
-                connection.update_listing(discovered.found, discovered.warnings + self.dropped_tools(), full=True)
-                connect_scope.deadline = math.inf
-                self._connect_scope = None
-                self._mark_ready(client, time.perf_counter() - started)
-                try:
-                    await connection.hooks.session_started(spec, client)
-                except MCPError as exc:
-                    logger.warning("server %r: host set-up after connect failed: %s", self.name, exc)
-                if connection.subscriptions and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-                    await self._resubscribe(client)
-                try:
-                    await self._serve(client, watchers)
-                finally:
-                    connection.hooks.session_ended(spec, client)
-                watchers.cancel_scope.cancel()
-                self._family = self._process_family()
-                if self._lost and not connection.stopping:
-                    error = self._lost_reason or "connection lost: the server went away"
-                    if self._sink is not None and self._sink.last_line():
-                        error += f" (stderr: {self._sink.last_line()!r})"
-                    connection.set_error(error)
-                self.client = None
-                connection.end_session_state()
+            await slot.acquire()
+            connect_scope.deadline = anyio.current_time() + budget
+            try:
+                await self._connect_in_slot(slot, connect_scope)
+            finally:
+                slot.release()
         self._connect_scope = None
         if connect_scope.cancelled_caught and not self.became_ready and not connection.stopping:
             raise TimeoutError(f"did not start within {budget:g} s")
+
+    async def _connect_in_slot(self, slot: _StartSlot, connect_scope: anyio.CancelScope) -> None:
+        """Spawn or connect, list everything, mark READY (handing the slot back), then serve."""
+        connection = self.connection
+        started = time.perf_counter()
+        spec = connection.spec
+        async with self._client() as client, anyio.create_task_group() as watchers:
+            if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+                # Listen before listing, so no change between the two is missed.
+                await watchers.start(listen_loop, self, client)
+            discovered = await discover(
+                client, server=self.name, kinds=set(KINDS), max_pages=connection.settings.max_list_pages
+            )
+            connection.update_listing(
+                discovered.found, discovered.warnings + self.dropped_tools(), full=True, ttl_ms=discovered.ttl_ms
+            )
+            connect_scope.deadline = math.inf
+            self._connect_scope = None
+            slot.release()
+            self._mark_ready(client, time.perf_counter() - started)
+            try:
+                await connection.hooks.session_started(spec, client)
+            except MCPError as exc:
+                logger.warning("server %r: host set-up after connect failed: %s", self.name, exc)
+            if connection.subscriptions and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+                await self._resubscribe(client)
+            try:
+                await self._serve(client, watchers)
+            finally:
+                connection.hooks.session_ended(spec, client)
+            watchers.cancel_scope.cancel()
+            self._family = self._process_family()
+            if self._lost and not connection.stopping:
+                error = self._lost_reason or "connection lost: the server went away"
+                if self._sink is not None and self._sink.last_line():
+                    error += f" (stderr: {self._sink.last_line()!r})"
+                connection.set_error(error)
+            self.client = None
+            connection.end_session_state()
 
     async def _serve(self, client: Client, watchers: TaskGroup) -> None:
         """Keep the session current and healthy until it is stopped, recycled or lost."""
@@ -180,7 +201,22 @@ class Session:
         watchers.start_soon(refresh_loop, self, client)
         if connection.settings.health_interval_s > 0:
             watchers.start_soon(health_loop, self, client)
-        await connection.wait_until(lambda: connection.recycling or self._lost)
+        if connection.is_lazy:
+            watchers.start_soon(self._idle_watch)
+        await connection.wait_until(lambda: connection.recycling or self._lost or self.went_idle)
+
+    async def _idle_watch(self) -> None:
+        """End the session once a lazy server has gone `idle_stop_s` without requests."""
+        connection = self.connection
+        while True:
+            remaining = connection.idle_remaining_s()
+            if remaining is not None and remaining <= 0:
+                connection.go_idle()
+                self.went_idle = True
+                connection.wake()
+                return
+            with anyio.move_on_after(math.inf if remaining is None else remaining):
+                await connection.activity_ended()
 
     def _client(self) -> Client:
         connection = self.connection
@@ -318,6 +354,24 @@ class Session:
                 connection.spec.target,
             )
         logger.debug("server %r failure detail", self.name, exc_info=exc)
+
+
+class _StartSlot:
+    """One of the pool's start slots, held by the owner task from spawn to READY; released once."""
+
+    def __init__(self, slots: anyio.CapacityLimiter | None) -> None:
+        self._slots = slots
+        self._held = False
+
+    async def acquire(self) -> None:
+        if self._slots is not None:
+            await self._slots.acquire()
+            self._held = True
+
+    def release(self) -> None:
+        if self._held and self._slots is not None:
+            self._held = False
+            self._slots.release()
 
 
 class _EndWatch:

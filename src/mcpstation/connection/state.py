@@ -8,6 +8,7 @@ import enum
 class ConnectionState(enum.Enum):
     """Where a connection is in its life; `repr` and `str` give the bare name."""
 
+    IDLE = "idle"  # a lazy server between runs: its listing is known, the next request starts it
     STARTING = "starting"
     READY = "ready"
     BACKING_OFF = "backing_off"

@@ -50,7 +50,9 @@ async def refresh_loop(session: Session, client: Client) -> None:
         except Exception as exc:  # boundary: a failed refresh keeps the previous listing
             logger.warning("server %r: refreshing %s failed: %s", session.name, sorted(kinds), describe_failure(exc))
             continue
-        connection.update_listing(discovered.found, discovered.warnings + session.dropped_tools(), full=False)
+        connection.update_listing(
+            discovered.found, discovered.warnings + session.dropped_tools(), full=False, ttl_ms=discovered.ttl_ms
+        )
         logger.info(
             "server %r lists changed (%s): %d tools",
             session.name,

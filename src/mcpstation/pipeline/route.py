@@ -3,6 +3,9 @@
 It turns the request into the connection's `Operation`, sends it, and normalises the answer into
 the result type of its kind. Every station error on the way becomes a result with that error's
 own `outcome`; nothing here, or above, reads an error's message to learn what happened.
+
+A request for a lazy server between runs starts it: the request waits for it within its own
+budget (its timeout, else the server's call timeout) and runs with what is left.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ from mcpstation.pipeline.request import Request, RequestKind
 CALLER_META_KEY = "io.mcpstation/caller"
 """`_meta` key carrying the caller to the station's own in-process servers (never to others)."""
 
+MIN_CALL_S = 1.0  # what a request that waited for its server to start keeps at least for the call itself
+
 OUTCOME_META_KEY = "io.mcpstation/outcome"
 """`_meta` key on a result of the station's own servers naming its `Outcome` (ignored from any other)."""
 
@@ -51,14 +56,20 @@ class Router:
 
     async def __call__(self, request: Request) -> AnyResult:
         connection = self._connection_of(request.server)
+        started = time.perf_counter()
+        timeout_s = request.timeout_s
+        if connection is not None and connection.is_dormant:
+            budget = timeout_s or connection.call_timeout_s
+            if not await connection.start_for_request(budget):
+                return self._not_started(request, connection, budget, time.perf_counter() - started)
+            timeout_s = max(budget - (time.perf_counter() - started), MIN_CALL_S)
         if connection is None or not connection.is_ready:
             reason = self._offline_reason(request.server) or f"server {request.server!r} is not running"
             return request.fail(Outcome.UNAVAILABLE, reason)
-        started = time.perf_counter()
         try:
             raw = await connection.request(
                 _operation(request),
-                timeout_s=request.timeout_s,
+                timeout_s=timeout_s,
                 progress=request.progress,
                 meta=_meta(request, connection),
             )
@@ -74,6 +85,15 @@ class Router:
         if isinstance(connection.spec, InProcessServerSpec) and isinstance(result, ToolResult):
             result = _own_outcome(result)
         return result
+
+    def _not_started(
+        self, request: Request, connection: ServerConnection, budget_s: float, waited_s: float
+    ) -> AnyResult:
+        if connection.is_dormant:  # still starting when the request's budget ran out
+            why = f"server {request.server!r} did not start within the request's {budget_s:g} s; it keeps starting"
+            return request.fail(Outcome.TIMEOUT, why, duration_s=waited_s)
+        reason = self._offline_reason(request.server) or f"server {request.server!r} did not start"
+        return request.fail(Outcome.UNAVAILABLE, reason, duration_s=waited_s)
 
 
 def _operation(request: Request) -> Operation[Any]:

@@ -9,7 +9,7 @@ cannot deadlock on PostgreSQL.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +34,19 @@ async def read_pins(session: AsyncSession, server: str) -> dict[str, ToolPin]:
         tool: ToolPin(server, tool, fingerprint, utc(first_seen), None if approved_at is None else utc(approved_at))
         for tool, fingerprint, first_seen, approved_at in rows
     }
+
+
+async def read_pins_of(session: AsyncSession, servers: Sequence[str]) -> dict[str, dict[str, ToolPin]]:
+    """Every pin of each of `servers`, by server then tool (empty for a server without pins)."""
+    query = sa.select(
+        tool_pins.c.server, tool_pins.c.tool, tool_pins.c.fingerprint, tool_pins.c.first_seen, tool_pins.c.approved_at
+    )
+    found: dict[str, dict[str, ToolPin]] = {server: {} for server in servers}
+    rows = (await session.execute(query.where(tool_pins.c.server.in_(list(servers))))).all()
+    for server, tool, fingerprint, first_seen, approved_at in rows:
+        pin = ToolPin(server, tool, fingerprint, utc(first_seen), None if approved_at is None else utc(approved_at))
+        found[server][tool] = pin
+    return found
 
 
 async def read_pin(session: AsyncSession, server: str, tool: str) -> ToolPin | None:

@@ -108,3 +108,15 @@ oauth_credentials = sa.Table(
     sa.Column("client_info", JSON_TYPE, nullable=True),  # the registered client, maybe with its secret
     sa.Column("updated_at", TIMESTAMP, nullable=False),
 )
+
+catalog_cache = sa.Table(
+    "catalog_cache",
+    METADATA,
+    sa.Column("server", sa.String(NAME_LENGTH), primary_key=True),
+    sa.Column("spec_hash", sa.String(64), nullable=False),  # the entry it was listed under; another one ignores it
+    sa.Column("digest", sa.String(64), nullable=False),  # SHA-256 of `listing`, to skip rewriting the same
+    sa.Column("listing", JSON_TYPE, nullable=False),  # {"tools": [...], "prompts": [...], "resources", "templates"}
+    sa.Column("session", JSON_TYPE, nullable=False),  # protocol version, server name and version, instructions
+    sa.Column("ttl_ms", sa.BigInteger(), nullable=True),  # the server's cache hint, when it gave one
+    sa.Column("listed_at", TIMESTAMP, nullable=False),
+)

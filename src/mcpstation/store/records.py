@@ -127,3 +127,21 @@ class OAuthCredentials:
     token_expires_at: datetime | None
     client_info: dict[str, Any] | None = field(repr=False)
     updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class CachedCatalog:
+    """A server's last listing as the catalog cache keeps it: JSON as the server sent it.
+
+    `spec_hash` names the entry it was listed under; `digest` is the SHA-256 of `listing`;
+    `ttl_ms` the server's cache hint (None when it gave none); `session` the protocol version,
+    server name and version, and instructions of the session that listed it.
+    """
+
+    server: str
+    spec_hash: str
+    digest: str
+    listing: Mapping[str, Any]
+    session: Mapping[str, Any]
+    ttl_ms: int | None
+    listed_at: datetime

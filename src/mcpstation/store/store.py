@@ -1,5 +1,5 @@
-"""The store: dynamic servers, call and management audit, API tokens, tool pins and OAuth credentials
-in one database.
+"""The store: dynamic servers, call and management audit, API tokens, tool pins, OAuth credentials
+and the catalog cache in one database.
 
 SQLite in the data directory by default, PostgreSQL when given its URL; the schema is migrated to
 the newest revision every time a store opens. Every change runs in one transaction with its
@@ -22,7 +22,7 @@ import logging
 import os
 import secrets
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -38,7 +38,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 from mcpstation.config.models import ServerSpec
 from mcpstation.errors import StoreError, UsageError
 from mcpstation.outcomes import Outcome
-from mcpstation.store import _migrate, _oauth, _pins
+from mcpstation.store import _catalog, _migrate, _oauth, _pins
 from mcpstation.store._engine import create_engine
 from mcpstation.store._location import database_url, sqlite_file
 from mcpstation.store._schema import (
@@ -72,6 +72,7 @@ from mcpstation.store.records import (
     SERVER_STATUSES,
     ActionRecord,
     ApiToken,
+    CachedCatalog,
     CallOutcome,
     CallRecord,
     DynamicServer,
@@ -583,6 +584,33 @@ class Store:
         async with self._transaction(doing="listing tool pins") as session:
             rows = (await session.execute(query)).all()
         return tuple(_pins.pin_record(row) for row in rows)
+
+    async def get_pins_of(self, servers: Sequence[str]) -> dict[str, dict[str, ToolPin]]:
+        """Every pin of each of `servers`, by server then tool, in one query (a server without pins
+        maps to an empty dict)."""
+        if not servers:
+            return {}
+        named = ", ".join(repr(server) for server in servers[:3])
+        more = f" and {len(servers) - 3} more" if len(servers) > 3 else ""
+        async with self._transaction(doing=f"reading the pins of {named}{more}") as session:
+            return await _pins.read_pins_of(session, servers)
+
+    # -- the catalog cache -------------------------------------------------------------------------
+
+    async def get_catalogs(self) -> dict[str, CachedCatalog]:
+        """Every server's cached listing, by server, in one query."""
+        async with self._transaction(doing="reading the catalog cache") as session:
+            return await _catalog.read_catalogs(session)
+
+    async def set_catalog(self, entry: CachedCatalog) -> None:
+        """Keep one server's listing (replacing its previous one) in one transaction."""
+        async with self._transaction(write=True, doing=f"caching the listing of {entry.server!r}") as session:
+            await _catalog.write_catalog(session, self._dialect, entry)
+
+    async def delete_catalog(self, server: str) -> bool:
+        """Forget a server's cached listing; False when there was none."""
+        async with self._transaction(write=True, doing=f"forgetting the listing of {server!r}") as session:
+            return await _catalog.delete_catalog(session, server)
 
     # -- OAuth credentials -------------------------------------------------------------------------
 
