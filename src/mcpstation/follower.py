@@ -21,13 +21,14 @@ from mcpstation.dynamic import DynamicServers
 from mcpstation.errors import StoreError
 from mcpstation.live_catalog import LiveCatalog
 from mcpstation.pinning import ToolPins
-from mcpstation.store import ChangeKind, ChangeRecord, Store
+from mcpstation.store import ChangeKind, ChangeRecord, ChangeSignal, Store
 
 logger = logging.getLogger(__name__)
 
 POLL_INTERVAL_S = 0.25  # SQLite: how often the log is read
 LISTEN_FALLBACK_S = 1.0  # PostgreSQL: how often the log is read when no notification came
 RETRY_DELAY_S = 1.0  # after the store failed, before reading again
+STOP_TIMEOUT_S = 5.0  # how long `stop` waits for the change being applied (a query is never cut short)
 
 _SERVER_CHANGES = frozenset({
     ChangeKind.SERVER_ADDED, ChangeKind.SERVER_REMOVED, ChangeKind.SERVER_UPDATED, ChangeKind.SERVER_ENABLED,
@@ -48,7 +49,10 @@ class ChangeFollower:
         self.applied = 0  # the number of the last change applied (or recognised as this station's own)
         self.head = 0  # the newest change number seen in the log
         self._oldest_pending: datetime | None = None  # when the oldest change seen but not applied was made
-        self._scope: anyio.CancelScope | None = None
+        self._signal: ChangeSignal | None = None
+        self._stop_requested = anyio.Event()
+        self._running = False
+        self._finished = anyio.Event()
 
     @property
     def replica_id(self) -> str:
@@ -78,23 +82,38 @@ class ChangeFollower:
         self.applied = self.head = await self.store.last_change_id()
 
     async def run(self) -> None:
-        """Follow until `stop` (or cancellation); the store failing only pauses it."""
-        with anyio.CancelScope() as self._scope:
-            while True:
+        """Follow until `stop`; the store failing only pauses it."""
+        self._running = True
+        try:
+            while not self._stop_requested.is_set():
                 try:
                     async with self.store.change_signal() as signal:
+                        self._signal = signal
                         interval = LISTEN_FALLBACK_S if signal.listens else POLL_INTERVAL_S
-                        while True:
+                        while not self._stop_requested.is_set():
                             await self.catch_up()
-                            await signal.wait(interval)
+                            if not self._stop_requested.is_set():
+                                await signal.wait(interval)
                 except StoreError as exc:
+                    if self._stop_requested.is_set():
+                        return
                     logger.warning("following the store's changes paused for %g s: %s", RETRY_DELAY_S, exc)
-                    await anyio.sleep(RETRY_DELAY_S)
+                    with anyio.move_on_after(RETRY_DELAY_S):
+                        await self._stop_requested.wait()
+                finally:
+                    self._signal = None
+        finally:
+            self._finished.set()
 
-    def stop(self) -> None:
-        """End `run` (at the station's shutdown, before its servers stop)."""
-        if self._scope is not None:
-            self._scope.cancel()
+    async def stop(self) -> None:
+        """End `run` at its next pause and wait for it (bounded): a read or a change being applied
+        is finished, not cut short, so no database connection is left mid-query."""
+        self._stop_requested.set()
+        if self._signal is not None:
+            self._signal.wake()
+        if self._running:
+            with anyio.move_on_after(STOP_TIMEOUT_S):
+                await self._finished.wait()
 
     async def catch_up(self) -> None:
         """Apply every change after the last one applied, in order.
@@ -105,6 +124,8 @@ class ChangeFollower:
         while changes := await self.store.read_changes(self.applied):
             self.head = max(self.head, changes[-1].id)
             for change in changes:
+                if self._stop_requested.is_set():
+                    return
                 self._oldest_pending = change.at
                 if change.origin != self.store.replica_id:
                     await self._apply(change)

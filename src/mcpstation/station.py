@@ -335,9 +335,9 @@ class Station:
         its audit written; each step has its own bound.
         """
         self._accepting = False
-        if self.follower is not None:
-            self.follower.stop()
         with anyio.CancelScope(shield=True):
+            if self.follower is not None:
+                await self.follower.stop()
             await self.pool.shutdown()
             if self._audit is not None:
                 await self._audit.close()

@@ -5,6 +5,7 @@ follows the log never skips one)."""
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import pytest
 from store_helpers import StoreTarget
 
@@ -87,7 +88,7 @@ async def test_concurrent_writers_rows_become_visible_in_number_order(store_targ
                 seen.extend(change.id for change in await store.read_changes(seen[-1] if seen else 0))
                 if finished:
                     return
-                await anyio.sleep(0)
+                await anyio.lowlevel.checkpoint()
 
         with anyio.fail_after(FOLLOW_TIMEOUT_S):
             async with anyio.create_task_group() as group:

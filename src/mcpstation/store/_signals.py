@@ -45,6 +45,10 @@ class ChangeSignal:
         if self._driver is not None and self._driver.is_closed():
             raise StoreError("the connection listening for store changes was lost")
 
+    def wake(self) -> None:
+        """End the current (or next) `wait` now: the follower is stopping."""
+        self._woken.set()
+
     def _notified(self, *_: object) -> None:
         # asyncpg calls this in the event loop's thread, between our awaits.
         self._woken.set()
