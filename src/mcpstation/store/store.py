@@ -42,6 +42,7 @@ from mcpstation.store import _changes, _migrate, _oauth, _pins
 from mcpstation.store._engine import create_engine
 from mcpstation.store._location import database_url, sqlite_file
 from mcpstation.store._schema import (
+    NAME_LENGTH,
     api_tokens,
     call_audit,
     dynamic_servers,
@@ -142,12 +143,14 @@ class Store:
         Raises:
             StoreError: the directory or database cannot be created or reached, a migration failed,
                 or the database was written by a newer mcpstation.
-            UsageError: `schema` given for SQLite.
+            UsageError: `schema` given for SQLite, or a replica id too long.
         """
         target = database_url(url, data_dir=data_dir)
         label = target.render_as_string(hide_password=True)
         if schema is not None and target.get_backend_name() != "postgresql":
             raise UsageError("schema= applies to PostgreSQL only.")
+        if replica_id is not None and not 0 < len(replica_id) <= NAME_LENGTH:
+            raise UsageError(f"a replica id has 1 to {NAME_LENGTH} characters, not {len(replica_id)}.")
         file = sqlite_file(target)
         if file is not None:
             _create_database_file(file)
