@@ -21,6 +21,8 @@ import anyio
 import httpx2
 import pytest
 from face_helpers import RunningUp, demo, running_up, toml_config
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
 from store_helpers import fresh_database, require_postgres
 
 from mcpstation.store import Store
@@ -155,6 +157,15 @@ async def test_three_replicas_behind_haproxy_share_one_truth(pg_db_url: str, tmp
         for attempt in range(REPLICAS * 2):  # round robin: every replica answers some of these
             result = await call(lb, "", admin, "mcp_extra_add", {"a": attempt, "b": 1})
             assert result["outcome"] == "ok" and result["text"] == str(attempt + 1), result
+        # The gateway through the balancer: modern-era (stateless) requests, each on any replica; the
+        # Host header has no port, as behind a balancer on a standard port.
+        socket_path = str(tmp_path / "balancer.sock")
+        transport = httpx2.AsyncHTTPTransport(uds=socket_path)
+        async with httpx2.AsyncClient(transport=transport, headers=bearer(admin), timeout=30) as http:
+            async with Client(streamable_http_client(f"http://{BALANCER_HOST}/mcp", http_client=http)) as client:
+                for attempt in range(REPLICAS * 2):
+                    answer = await client.call_tool("mcp_extra_add", {"a": attempt, "b": 2})
+                    assert not answer.is_error and answer.content[0].text == str(attempt + 2), answer
 
         # A token the CLI makes works on every replica at once, and through the balancer.
         async with await Store.open(pg_db_url, replica_id="cli") as cli:
