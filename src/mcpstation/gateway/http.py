@@ -47,7 +47,7 @@ def gateway_asgi_app(
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=_with_default_ports(allowed_hosts),
-        allowed_origins=_with_default_ports(allowed_origins),
+        allowed_origins=list(allowed_origins),
     )
     app = server.streamable_http_app(
         streamable_http_path=GATEWAY_PATH,
