@@ -18,6 +18,8 @@ pytestmark = pytest.mark.anyio
 WRITERS = 4
 WRITES_EACH = 10
 FOLLOW_TIMEOUT_S = 60.0
+POLL_WAIT_S = 0.5  # SQLite: only the timeout wakes it
+SIGNAL_WAIT_S = 20.0  # a wait the notification must cut short (a loaded machine delivers it in well under this)
 
 
 async def test_every_durable_change_appends_one_row_in_order(store: Store) -> None:
@@ -103,3 +105,27 @@ async def test_concurrent_writers_rows_become_visible_in_number_order(store_targ
     finally:
         for store in stores:
             await store.aclose()
+
+
+async def test_a_change_wakes_a_listener_on_postgresql_and_the_timeout_wakes_it_on_sqlite(
+    store_target: StoreTarget,
+) -> None:
+    listener, writer = await store_target.open(), await store_target.open()
+    try:
+        async with listener.change_signal() as signal:
+            assert signal.listens == (store_target.backend == "postgresql")
+            timeout_s = SIGNAL_WAIT_S if signal.listens else POLL_WAIT_S
+            with anyio.fail_after(SIGNAL_WAIT_S * 2):
+                async with anyio.create_task_group() as group:
+                    group.start_soon(writer.create_token, "wake", "user")
+                    started = anyio.current_time()
+                    await signal.wait(timeout_s)
+                    waited = anyio.current_time() - started
+        if signal.listens:
+            assert waited < SIGNAL_WAIT_S  # the NOTIFY, not the timeout
+        else:
+            assert waited >= POLL_WAIT_S * 0.9
+        assert [change.subject for change in await listener.read_changes(0)] == ["wake"]
+    finally:
+        await listener.aclose()
+        await writer.aclose()
