@@ -15,6 +15,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 import anyio
 import httpx2
 import pytest
+import sqlalchemy as sa
 from face_helpers import demo, station_config
 
 from mcpstation import Station
@@ -30,6 +31,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.timeout(240)]
 # machine running the tests may be loaded many times over.
 FOLLOW_WITHIN_S = 5.0  # another station has applied a change (its HTTP server connected) within this
 CALLABLE_WITHIN_S = 30.0  # a stdio server started by a station that followed: a Python process on a loaded machine
+RECOVER_WITHIN_S = 20.0  # the follower's pause after a lost connection, plus a fallback read, on a loaded machine
 POLL_S = 0.01  # how often a test looks at a condition it waits for (never a synchronisation)
 API_PORT = 8765
 
@@ -168,3 +170,26 @@ async def test_a_pin_approved_on_one_station_is_honoured_on_the_other(db_url: st
         result = await second.call_tool("mcp_pinned_add", {"a": 1, "b": 2})
         assert result.ok and result.text == "3", result
         print(f"pin approval followed in {followed_s:.3f} s")
+
+
+async def test_a_station_whose_database_connections_were_cut_keeps_following(db_url: str) -> None:
+    if not db_url.startswith("postgresql"):
+        pytest.skip("PostgreSQL only: cutting the listening connection")
+    async with serve_demo("http") as server, stations(db_url, 2) as (first, second):
+        assert second.follower is not None
+        store = second.store
+        assert store is not None
+        async with store.engine.connect() as connection:
+            cut = await connection.execute(sa.text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ))  # fmt: skip
+            assert cut.scalar_one() >= 1  # the listener's connection among them
+        change = await first.add_server({"name": "after", "transport": "http", "url": server.url}, actor="alice")
+        assert change.ok, change
+        # The follower reads the log on its fallback timer, notices its listener is gone, pauses,
+        # listens again: this change and the next both arrive.
+        await wait_for(has_tool(second, "mcp_after_add"), RECOVER_WITHIN_S, "followed after the cut")
+        change = await first.add_server({"name": "later", "transport": "http", "url": server.url}, actor="alice")
+        assert change.ok, change
+        await wait_for(has_tool(second, "mcp_later_add"), RECOVER_WITHIN_S, "followed after listening again")

@@ -13,12 +13,15 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import asyncpg  # type: ignore[import-untyped]  # ships no type information
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mcpstation.errors import StoreError
 from mcpstation.store._changes import NOTIFY_CHANNEL
 
 UNLISTEN_TIMEOUT_S = 2.0  # bound on handing the listening connection back
+# What the driver raises on its own connection (SQLAlchemy does not wrap calls made on it directly).
+_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.exceptions.InternalClientError, OSError)
 
 
 class ChangeSignal:
@@ -68,10 +71,16 @@ async def change_signal(engine: AsyncEngine) -> AsyncIterator[ChangeSignal]:
         raw = await connection.get_raw_connection()
         driver: Any = raw.driver_connection
         signal = ChangeSignal(driver)
-        await driver.add_listener(NOTIFY_CHANNEL, signal._notified)
+        try:
+            await driver.add_listener(NOTIFY_CHANNEL, signal._notified)
+        except _DRIVER_ERRORS as exc:
+            raise StoreError(f"cannot listen for store changes: {type(exc).__name__}: {exc}") from exc
         try:
             yield signal
         finally:
             with anyio.CancelScope(shield=True), anyio.move_on_after(UNLISTEN_TIMEOUT_S):
                 if not driver.is_closed():
-                    await driver.remove_listener(NOTIFY_CHANNEL, signal._notified)
+                    try:
+                        await driver.remove_listener(NOTIFY_CHANNEL, signal._notified)
+                    except _DRIVER_ERRORS:
+                        pass  # the connection broke meanwhile: the pool throws it away on return
