@@ -18,7 +18,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "mcpstation"
 LEAVES = {"outcomes", "errors"}
 _BASE = LEAVES | {"config"}
 _PARTS = _BASE | {"catalog", "catalog_cache", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
-_STATION = _PARTS | {"roster", "pool", "live_catalog", "status", "dynamic", "management", "station"}
+_STATION = _PARTS | {"roster", "pool", "live_catalog", "status", "dynamic", "follower", "management", "station"}
 
 # What each layer may import from mcpstation (besides itself), bottom to top.
 ALLOWED: dict[str, set[str]] = {
@@ -41,6 +41,7 @@ ALLOWED: dict[str, set[str]] = {
     "status": _PARTS | {"pool", "roster"},
     "dynamic": _PARTS | {"pool", "roster", "live_catalog", "status"},
     "management": _PARTS | {"dynamic", "status"},
+    "follower": _PARTS | {"dynamic", "live_catalog", "pool", "roster", "status"},
     "station": _STATION,
     "gateway": _STATION,
     "integrations": _STATION,

@@ -1,9 +1,11 @@
 """`DynamicServers`: servers added, removed, enabled, disabled and approved at run time.
 
 Every change is admitted by policy, written to the store first, then applied to the roster and
-the pool; a change the store refused is not applied. Whatever face asked (library, CLI, HTTP
-API, the LLM's management tools) gets the same `ServerChange`, so a refusal reads the same
-everywhere. Static config always wins over a stored server of the same name.
+the pool; a change the store refused is not applied (so there is nothing to roll back). Whatever
+face asked (library, CLI, HTTP API, the LLM's management tools) gets the same `ServerChange`, so a
+refusal reads the same everywhere. Static config always wins over a stored server of the same name.
+A change another process made is brought in by `follow`, which makes this station's view of one
+server what the store says; changes of one server, local or followed, never interleave.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from mcpstation.config.models import AnyServerSpec, InProcessServerSpec, PolicySettings, ServerSpec, StdioServerSpec
 from mcpstation.connection import ServerConnection
-from mcpstation.errors import UsageError
+from mcpstation.errors import StoreConflict, UsageError
 from mcpstation.events import EventHub, StationEvent
 from mcpstation.live_catalog import LiveCatalog
 from mcpstation.policy import UrlGuard
@@ -46,6 +48,7 @@ class ChangeAction(enum.StrEnum):
     DISABLE = "disable"
     RELOAD = "reload"
     APPROVE = "approve"
+    FOLLOW = "follow"  # another station (or the CLI) changed it; this one followed the store
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +61,7 @@ class ServerChange:
     message: str
     state: ServerState | None = None
     tools: int = 0
+    conflict: bool = False  # refused because the store already holds the name (maybe another station's)
 
     def __str__(self) -> str:
         return self.message
@@ -74,6 +78,7 @@ class ServerChange:
             "message": self.message,
             "state": None if self.state is None else str(self.state),
             "tools": self.tools,
+            "conflict": self.conflict,
         }
 
 
@@ -115,6 +120,7 @@ class DynamicServers:
         self.events = events
         self._policy = policy
         self._guard = guard
+        self._locks: dict[str, anyio.Lock] = {}
 
     # -- start-up ----------------------------------------------------------------------------------
 
@@ -123,33 +129,51 @@ class DynamicServers:
         and reported, never deleted (a policy change may allow them again)."""
         launch: list[AnyServerSpec] = []
         for record in await self.store.list_dynamic_servers():
-            entry = RosterEntry(record.spec, Origin.DYNAMIC, record=record)
-            if (static := self.roster.get(record.name)) is not None and static.origin is not Origin.DYNAMIC:
-                reason = f"shadowed by the static server {record.name!r} (static config wins)"
-                logger.warning("dynamic server %r not started: %s", record.name, reason)
-                shadowed = entry.held(Standing.SHADOWED, reason)
-                self.roster.put(replace(static, shadowed=shadowed))
+            if self._shadow(record):
                 continue
-            if record.status != "active":
-                entry = entry.held(Standing.PENDING, f"waiting for approval: {record.note or 'needs an operator'}")
-            elif not record.enabled:
-                entry = entry.held(Standing.DISABLED, None)
-            else:
-                full = await self._revealed(record.name)
-                admission = await admit(full.spec, self._policy(), guard=self._guard())
-                if admission.decision is Verdict.DENY:
-                    entry = entry.held(Standing.REFUSED, f"no longer allowed by policy: {admission.reason}")
-                elif admission.decision is Verdict.CONFIRM and not await self._approved(record.name):
-                    # Stored as active under older, looser rules: today a person must say yes first.
-                    reason = f"waiting for approval: {admission.reason}; approve it with `mcpstation servers approve`"
-                    entry = entry.held(Standing.PENDING, reason)
-                else:
-                    entry = RosterEntry(full.spec, Origin.DYNAMIC, record=record)
-                    launch.append(full.spec)
-            if entry.reason:
-                logger.warning("dynamic server %r not started: %s", record.name, entry.reason)
+            entry, spec = await self._entry_for(record)
+            if spec is not None:
+                launch.append(spec)
             self.roster.put(entry)
         return launch
+
+    def _shadow(self, record: DynamicServer | None) -> bool:
+        """Whether a static server holds the record's name; then the record rides on it, shadowed."""
+        if record is None:
+            return False
+        static = self.roster.get(record.name)
+        if static is None or static.origin is Origin.DYNAMIC:
+            return False
+        reason = f"shadowed by the static server {record.name!r} (static config wins)"
+        logger.warning("dynamic server %r not started: %s", record.name, reason)
+        shadowed = RosterEntry(record.spec, Origin.DYNAMIC, record=record).held(Standing.SHADOWED, reason)
+        self.roster.put(replace(static, shadowed=shadowed))
+        return True
+
+    async def _entry_for(self, record: DynamicServer) -> tuple[RosterEntry, AnyServerSpec | None]:
+        """The roster entry of a stored server as policy judges it today, and its full spec when
+        it should run (None when it is held)."""
+        entry = RosterEntry(record.spec, Origin.DYNAMIC, record=record)
+        launch: AnyServerSpec | None = None
+        if record.status != "active":
+            entry = entry.held(Standing.PENDING, f"waiting for approval: {record.note or 'needs an operator'}")
+        elif not record.enabled:
+            entry = entry.held(Standing.DISABLED, None)
+        else:
+            full = await self._revealed(record.name)
+            admission = await admit(full.spec, self._policy(), guard=self._guard())
+            if admission.decision is Verdict.DENY:
+                entry = entry.held(Standing.REFUSED, f"no longer allowed by policy: {admission.reason}")
+            elif admission.decision is Verdict.CONFIRM and not await self._approved(record.name):
+                # Stored as active under older, looser rules: today a person must say yes first.
+                reason = f"waiting for approval: {admission.reason}; approve it with `mcpstation servers approve`"
+                entry = entry.held(Standing.PENDING, reason)
+            else:
+                entry = RosterEntry(full.spec, Origin.DYNAMIC, record=record)
+                launch = full.spec
+        if entry.reason:
+            logger.warning("dynamic server %r not started: %s", record.name, entry.reason)
+        return entry, launch
 
     async def _approved(self, name: str) -> bool:
         """Whether a person approved this stored server (an `approve` action in the audit)."""
@@ -178,8 +202,30 @@ class DynamicServers:
     # -- changes -----------------------------------------------------------------------------------
 
     async def add(self, spec: ServerSpec | dict[str, Any], *, actor: str) -> ServerChange:
-        """Admitted by policy, persisted first, then connected; a `confirm` verdict waits as pending."""
+        """Admitted by policy, persisted first, then connected; a `confirm` verdict waits as pending.
+
+        Two stations adding one name at once: the store's constraint lets one win, the other gets
+        a refusal with `conflict` set (and soon follows the winner's server).
+        """
         spec = parse_spec(spec)
+        async with self._lock(spec.name):
+            return await self._add(spec, actor=actor)
+
+    async def remove(self, name: str, *, actor: str) -> ServerChange:
+        """Deleted from the store, disconnected, its tools gone."""
+        async with self._lock(name):
+            return await self._remove(name, actor=actor)
+
+    async def set_enabled(self, name: str, enabled: bool, *, actor: str) -> ServerChange:
+        async with self._lock(name):
+            return await self._set_enabled(name, enabled, actor=actor)
+
+    async def approve(self, name: str, *, actor: str) -> ServerChange:
+        """An operator approves a pending server; it connects now."""
+        async with self._lock(name):
+            return await self._approve(name, actor=actor)
+
+    async def _add(self, spec: ServerSpec, *, actor: str) -> ServerChange:
         name = spec.name
         action = ChangeAction.ADD
         existing = self.roster.get(name)
@@ -188,17 +234,22 @@ class DynamicServers:
                 action, name, f"a static server is named {name!r}; static config wins, pick another name"
             )
         if existing is not None:
-            return self._refused(action, name, f"a dynamic server named {name!r} exists; remove it first")
+            reason = f"a dynamic server named {name!r} exists; remove it first"
+            return self._refused(action, name, reason, conflict=True)
         admission = await admit(spec, self._policy(), guard=self._guard())
         if admission.decision is Verdict.DENY:
             return self._refused(action, name, admission.reason)
         pending = admission.decision is Verdict.CONFIRM
-        record = await self.store.add_dynamic_server(
-            spec,
-            actor=actor,
-            status="pending_approval" if pending else "active",
-            note=admission.reason if pending else None,
-        )
+        try:
+            record = await self.store.add_dynamic_server(
+                spec,
+                actor=actor,
+                status="pending_approval" if pending else "active",
+                note=admission.reason if pending else None,
+            )
+        except StoreConflict:
+            reason = f"the store already holds a server named {name!r} (another station added it first)"
+            return self._refused(action, name, reason, conflict=True)
         if pending:
             self.roster.put(
                 RosterEntry(spec, Origin.DYNAMIC, record=record).held(
@@ -214,8 +265,7 @@ class DynamicServers:
         self.roster.put(RosterEntry(spec, Origin.DYNAMIC, record=record))
         return await self._connect(action, spec)
 
-    async def remove(self, name: str, *, actor: str) -> ServerChange:
-        """Deleted from the store, disconnected, its tools gone."""
+    async def _remove(self, name: str, *, actor: str) -> ServerChange:
         action = ChangeAction.REMOVE
         if refusal := self._not_dynamic(action, name):
             return refusal
@@ -224,7 +274,7 @@ class DynamicServers:
         await self.pool.stop([name])
         return self._announce(ServerChange(True, action, name, f"removed {name!r}", ServerState.REMOVED))
 
-    async def set_enabled(self, name: str, enabled: bool, *, actor: str) -> ServerChange:
+    async def _set_enabled(self, name: str, enabled: bool, *, actor: str) -> ServerChange:
         action = ChangeAction.ENABLE if enabled else ChangeAction.DISABLE
         if refusal := self._not_dynamic(action, name):
             return refusal
@@ -244,8 +294,7 @@ class DynamicServers:
         self.roster.put(RosterEntry(full.spec, Origin.DYNAMIC, record=record))
         return await self._connect(action, full.spec)
 
-    async def approve(self, name: str, *, actor: str) -> ServerChange:
-        """An operator approves a pending server; it connects now."""
+    async def _approve(self, name: str, *, actor: str) -> ServerChange:
         action = ChangeAction.APPROVE
         entry = self.roster.get(name)
         if entry is None or entry.origin is not Origin.DYNAMIC or entry.standing is not Standing.PENDING:
@@ -277,7 +326,52 @@ class DynamicServers:
         await self.pool.reconnect([connection], timeout_s)
         return self._change_for(action, connection)
 
+    # -- changes made elsewhere (another station, a one-shot CLI) --------------------------------------
+
+    async def follow(self, name: str) -> None:
+        """Make this station's view of stored server `name` what the store says now: added,
+        changed, held or removed, connected or stopped to match. Idempotent."""
+        async with self._lock(name):
+            record = await self.store.get_dynamic_server(name)
+            if self._shadow(record):
+                return
+            current = self.roster.get(name)
+            if current is not None and current.origin is not Origin.DYNAMIC:
+                self.roster.put(replace(current, shadowed=None))  # its stored twin was removed
+                return
+            if record is None:
+                if current is not None:
+                    self.roster.remove(name)
+                    await self.pool.stop([name])
+                    self._announce(
+                        ServerChange(True, ChangeAction.REMOVE, name, f"removed {name!r}", ServerState.REMOVED)
+                    )
+                return
+            entry, spec = await self._entry_for(record)
+            self.roster.put(entry)
+            running = self.pool.get(name)
+            if running is not None and (spec is None or running.spec != spec):
+                await self.pool.stop([name])
+                running = None
+            if spec is not None and running is None:
+                running = self.launch(spec)  # connects in the background; the catalog follows it
+            self.catalog.mark_dirty()
+            state = ServerState(str(running.state)) if running is not None else ServerState(str(entry.standing))
+            self._announce(ServerChange(True, ChangeAction.FOLLOW, name, f"followed the store's {name!r}", state))
+
+    def follow_reload(self, name: str) -> None:
+        """Another station reloaded `name`: reconnect this station's connection too (in the background)."""
+        connection = self.pool.get(name)
+        if connection is not None:
+            connection.reconnect()
+
     # -- helpers -------------------------------------------------------------------------------------
+
+    def _lock(self, name: str) -> anyio.Lock:
+        lock = self._locks.get(name)
+        if lock is None:
+            lock = self._locks[name] = anyio.Lock()
+        return lock
 
     async def _revealed(self, name: str) -> DynamicServer:
         full = await self.store.get_dynamic_server(name, reveal_secrets=True)
@@ -320,9 +414,9 @@ class DynamicServers:
             return self._refused(action, name, f"no dynamic server named {name!r}")
         return None
 
-    def _refused(self, action: ChangeAction, name: str, reason: str) -> ServerChange:
+    def _refused(self, action: ChangeAction, name: str, reason: str, *, conflict: bool = False) -> ServerChange:
         logger.warning("%s of server %r refused: %s", action, name, reason)
-        return self._announce(ServerChange(False, action, name, f"refused: {reason}"))
+        return self._announce(ServerChange(False, action, name, f"refused: {reason}", conflict=conflict))
 
     def _announce(self, change: ServerChange) -> ServerChange:
         self.events.publish(StationEvent("server", change.server, change.to_dict()))

@@ -17,6 +17,7 @@ StationError                      exit_code 1
 │   └── RemoteError (.code)               4   the server answered with a JSON-RPC error
 ├── UsageError                            2   the caller misused the API or CLI
 └── StoreError                            1   the store (database) refused or failed a change
+    └── StoreConflict (.name)             1   the name is taken (maybe by another station just now)
 ```
 
 Requests never raise `ServerError` or `CallError` at their caller: the pipeline turns them into
@@ -153,3 +154,12 @@ class StoreError(StationError):
     """The store refused a change (a duplicate, a missing row) or its database failed."""
 
     exit_code = 1
+
+
+class StoreConflict(StoreError):
+    """The store refused a change because the name is taken: by an earlier change, or by another
+    station sharing the database that got there first (its database constraint decided)."""
+
+    def __init__(self, message: str, *, name: str) -> None:
+        self.name = name
+        super().__init__(message)

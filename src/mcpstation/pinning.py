@@ -138,6 +138,13 @@ class ToolPins:
             self._unsaved.pop(key, None)
             self._unchecked.pop(key, None)
 
+    def reconsider(self, server: str, tool: str) -> None:
+        """Forget what was settled about the tool, so the next `verify` reads its pin again (another
+        station approved it)."""
+        key = (server, tool)
+        for known in (self._verified, self._drifted, self._unsaved, self._unchecked):
+            known.pop(key, None)
+
     def _lock(self, server: str) -> anyio.Lock:
         lock = self._locks.get(server)
         if lock is None:

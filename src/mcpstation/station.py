@@ -7,11 +7,12 @@ async with Station.from_file("mcpstation.toml") as station:
 
 The station is a facade over parts with one job each: the roster (every known server),
 the pool (their connections), the live catalog (what they offer, merged), the dynamic servers
-(changes at run time, persisted first), and the pipeline (every request, every face). It owns
-their lifecycle; everything else here is a one-line delegation.
+(changes at run time, persisted first), the follower (changes other processes made to the
+store), and the pipeline (every request, every face). It owns their lifecycle; everything else
+here is a one-line delegation.
 
 Long because it is the facade: the lifecycle, and one documented delegation per public method to
-the part that does the work (roster, pool, live catalog, dynamic servers, pipeline, status).
+the part that does the work (roster, pool, live catalog, dynamic servers, follower, pipeline, status).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from mcpstation.connection import ConnectionState, ServerConnection, SessionHook
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
 from mcpstation.errors import ServerUnavailable, UsageError
 from mcpstation.events import EventHub
+from mcpstation.follower import ChangeFollower
 from mcpstation.host import Host
 from mcpstation.live_catalog import LiveCatalog
 from mcpstation.management import MANAGEMENT_SERVER, MANAGEMENT_TOOLS, management_spec
@@ -131,6 +133,11 @@ class Station:
                 events=self.events,
             )
             if store is not None
+            else None
+        )
+        self.follower = (
+            ChangeFollower(store, self.dynamic, catalog=self.live_catalog, pins=pins)
+            if store is not None and self.dynamic is not None
             else None
         )
         self._audit = AuditTrail(store) if store is not None else None
@@ -277,9 +284,11 @@ class Station:
                 self.pool.launch(entry.spec)
         if self._audit is not None:
             self._task_group.start_soon(self._audit.run, name="mcpstation audit writer")
-        if self.dynamic is not None:
+        if self.dynamic is not None and self.follower is not None:
+            await self.follower.mark_start()  # before loading: a change made meanwhile is followed too
             for spec in await self.dynamic.load():
                 self.dynamic.launch(spec)
+            self._task_group.start_soon(self.follower.run, name="mcpstation change follower")
         self.requests = self._compose()
         self._accepting = True
         deadline = self.config.station.startup_timeout_s
@@ -344,6 +353,8 @@ class Station:
         """
         self._accepting = False
         with anyio.CancelScope(shield=True):
+            if self.follower is not None:
+                await self.follower.stop()
             with anyio.move_on_after(CACHE_SAVE_S):
                 await self.live_catalog.save_listings()
             await self.pool.shutdown()

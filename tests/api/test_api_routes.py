@@ -31,7 +31,7 @@ async def test_servers_are_managed_through_the_station_rules(tmp_path: Path):
             added = await admin.post("/api/mcp/servers", json=demo("extra"))
             assert added.json() == {
                 "ok": True, "action": "add", "server": "extra", "message": "connected 'extra': 12 tools",
-                "state": "READY", "tools": 12,
+                "state": "READY", "tools": 12, "conflict": False,
             }  # fmt: skip
             refused = await admin.post(
                 "/api/mcp/servers", json={"name": "evil", "command": "/bin/sh", "args": ["-c", "id"]}

@@ -9,7 +9,7 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,12 +101,22 @@ class RunningUp:
 
 
 @asynccontextmanager
-async def running_up(tmp_path: Path, db_url: str, config: Path) -> AsyncIterator[RunningUp]:
-    """`mcpstation --db-url DB_URL --config CONFIG up --port 0`, until the block ends; then SIGTERM,
-    and the exit code must be 0."""
-    command = [PY, "-m", "mcpstation", "--db-url", db_url, "--config", str(config), "up", "--port", "0"]
+async def running_up(
+    tmp_path: Path,
+    db_url: str,
+    config: Path,
+    args: Sequence[str] = (),
+    env: Mapping[str, str] | None = None,
+) -> AsyncIterator[RunningUp]:
+    """`mcpstation --db-url DB_URL --config CONFIG up --port 0 ARGS...`, until the block ends; then
+    SIGTERM, and the exit code must be 0. `env` adds to the environment."""
+    command = [PY, "-m", "mcpstation", "--db-url", db_url, "--config", str(config), "up", "--port", "0", *args]
     process = await anyio.open_process(
-        command, env=environment(tmp_path), cwd=tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL
+        command,
+        env=environment(tmp_path) | dict(env or {}),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
     )
     assert process.stderr is not None
     log: list[str] = []

@@ -118,9 +118,26 @@ class _Api:
         auth: Literal["token", "local-dev"] = "local-dev" if await self.local_dev.active() else "token"
         totals = self.station.requests.surface_totals(Caller.library())
         surface = m.SurfaceInfo.model_validate(totals.to_dict()) if totals is not None else None
+        follower = self.station.follower
+        replica = (
+            m.ReplicaInfo(
+                id=follower.replica_id,
+                applied=follower.applied,
+                head=follower.head,
+                behind=follower.behind,
+                lag_s=round(follower.lag_s, 3),
+            )
+            if follower is not None
+            else None
+        )
         return Reply(
             m.Health(
-                version=_package_version(), auth=auth, servers=by_state, tools=len(self.station.tools), surface=surface
+                version=_package_version(),
+                auth=auth,
+                servers=by_state,
+                tools=len(self.station.tools),
+                surface=surface,
+                replica=replica,
             )
         )
 

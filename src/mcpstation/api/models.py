@@ -43,6 +43,16 @@ class SurfaceInfo(_Body):
     with_search: SurfaceCost = Field(description="The pinned tools plus mcp_search_tools and mcp_call_tool.")
 
 
+class ReplicaInfo(_Body):
+    """Where this station is in the store's change log, which every station sharing the store follows."""
+
+    id: str = Field(description="This replica's id: the origin of the changes it writes.")
+    applied: int = Field(description="The number of the last change applied.")
+    head: int = Field(description="The newest change number seen in the log.")
+    behind: int = Field(description="Change numbers seen but not applied yet.")
+    lag_s: float = Field(description="Age of the oldest change seen but not applied; 0 when caught up.")
+
+
 class Health(_Body):
     status: Literal["ok"] = "ok"
     version: str
@@ -50,6 +60,7 @@ class Health(_Body):
     servers: dict[str, int] = Field(description="How many servers are in each state.")
     tools: int
     surface: SurfaceInfo | None = None
+    replica: ReplicaInfo | None = Field(None, description="Absent without a store.")
 
 
 class ServerInfo(_Body):
@@ -96,6 +107,7 @@ class ServerChangeBody(_Body):
     message: str
     state: str | None
     tools: int
+    conflict: bool = Field(False, description="Refused because the store already holds the name.")
 
 
 class ReconnectBody(_Body):
@@ -270,6 +282,7 @@ class EventBody(_Body):
 MODELS: tuple[type[BaseModel], ...] = (
     ErrorBody,
     Health,
+    ReplicaInfo,
     ServerInfo,
     ServerList,
     AddServerRequest,

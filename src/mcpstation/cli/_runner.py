@@ -48,6 +48,7 @@ EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_NO_SERVER = 3
 EXIT_CALL_FAILED = 4
+REPLICA_ID_ENV_VAR = "MCPSTATION_REPLICA_ID"  # names this process in the change log (else host-pid-random)
 
 # The exit code of a request's outcome: 3 when its server is not there to answer, 4 when it answered no.
 OUTCOME_EXIT: dict[Outcome, int] = {
@@ -281,7 +282,8 @@ def open_store(config: StationConfig | None = None) -> Awaitable[Store]:
 
     directory = Path(_globals.data_dir).expanduser() if _globals.data_dir else None
     keep = config.policy.audit_arguments if config is not None else False
-    return Store.open(_globals.db_url, data_dir=directory, keep_call_arguments=keep)
+    replica = os.environ.get(REPLICA_ID_ENV_VAR) or None
+    return Store.open(_globals.db_url, data_dir=directory, keep_call_arguments=keep, replica_id=replica)
 
 
 @asynccontextmanager

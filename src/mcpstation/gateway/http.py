@@ -46,7 +46,7 @@ def gateway_asgi_app(
     server = build_gateway_server(station, relay=relay, instrument=instrument)
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=list(allowed_hosts),
+        allowed_hosts=_with_default_ports(allowed_hosts),
         allowed_origins=list(allowed_origins),
     )
     app = server.streamable_http_app(
@@ -60,6 +60,14 @@ def gateway_asgi_app(
     if caller is not None:
         app.add_middleware(_FixedCaller, caller=caller)
     return app
+
+
+def _with_default_ports(patterns: Sequence[str]) -> list[str]:
+    """`name:*` also allows plain `name`: behind a balancer on port 80 or 443 clients send no port
+    (the SDK's check, unlike ours, matches `name:*` only when a port is present)."""
+    found = list(patterns)
+    found += [pattern.removesuffix(":*") for pattern in patterns if pattern.endswith(":*")]
+    return list(dict.fromkeys(found))
 
 
 class _FixedCaller:

@@ -5,6 +5,7 @@ Alembic when a `Store` opens.
 """
 
 from mcpstation.store._location import DATA_DIR_ENV_VAR, DATABASE_FILE_NAME, default_data_dir
+from mcpstation.store._signals import ChangeSignal
 from mcpstation.store._specs import REDACTED
 from mcpstation.store.records import (
     CALL_OUTCOMES,
@@ -15,6 +16,8 @@ from mcpstation.store.records import (
     CachedCatalog,
     CallOutcome,
     CallRecord,
+    ChangeKind,
+    ChangeRecord,
     DynamicServer,
     OAuthCredentials,
     Role,
@@ -35,6 +38,9 @@ __all__ = [
     "CachedCatalog",
     "CallOutcome",
     "CallRecord",
+    "ChangeKind",
+    "ChangeRecord",
+    "ChangeSignal",
     "DynamicServer",
     "OAuthCredentials",
     "Role",

@@ -11,6 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
 from mcpstation.outcomes import Outcome
+from mcpstation.store.records import ChangeKind
 
 METADATA = sa.MetaData(
     naming_convention={
@@ -119,4 +120,18 @@ catalog_cache = sa.Table(
     sa.Column("session", JSON_TYPE, nullable=False),  # protocol version, server name and version, instructions
     sa.Column("ttl_ms", sa.BigInteger(), nullable=True),  # the server's cache hint, when it gave one
     sa.Column("listed_at", TIMESTAMP, nullable=False),
+)
+
+# Append-only and numbered in commit order (see `_changes`): what every running station follows.
+change_log = sa.Table(
+    "change_log",
+    METADATA,
+    sa.Column("id", ID_TYPE, primary_key=True, autoincrement=True),
+    sa.Column("at", TIMESTAMP, nullable=False),
+    sa.Column("kind", sa.String(32), nullable=False),
+    sa.Column("subject", sa.String(NAME_LENGTH), nullable=True),
+    sa.Column("tool", sa.String(NAME_LENGTH), nullable=True),
+    sa.Column("origin", sa.String(NAME_LENGTH), nullable=False),
+    sa.CheckConstraint("kind IN (" + ", ".join(f"'{k}'" for k in ChangeKind) + ")", name="kind"),
+    sqlite_autoincrement=True,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +32,53 @@ ACTION_NOTE = "note"
 ACTION_CREATE_TOKEN = "create_token"
 ACTION_REVOKE_TOKEN = "revoke_token"
 ACTION_APPROVE_PIN = "approve_pin"
+ACTION_RELOAD = "reload"
+
+
+class ChangeKind(enum.StrEnum):
+    """What one row of the change log says changed; every station follows the log and applies it."""
+
+    SERVER_ADDED = "server_added"
+    SERVER_REMOVED = "server_removed"
+    SERVER_UPDATED = "server_updated"  # its spec or note
+    SERVER_ENABLED = "server_enabled"
+    SERVER_DISABLED = "server_disabled"
+    SERVER_APPROVED = "server_approved"
+    SERVER_SUSPENDED = "server_suspended"  # back to pending approval
+    SERVER_RELOADED = "server_reloaded"  # reconnect it and list it again
+    TOKEN_CREATED = "token_created"
+    TOKEN_REVOKED = "token_revoked"
+    PIN_APPROVED = "pin_approved"
+
+
+# The management actions that are durable changes, and the change each writes to the log.
+CHANGE_OF_ACTION: Mapping[str, ChangeKind] = {
+    ACTION_ADD: ChangeKind.SERVER_ADDED,
+    ACTION_REMOVE: ChangeKind.SERVER_REMOVED,
+    ACTION_UPDATE: ChangeKind.SERVER_UPDATED,
+    ACTION_NOTE: ChangeKind.SERVER_UPDATED,
+    ACTION_ENABLE: ChangeKind.SERVER_ENABLED,
+    ACTION_DISABLE: ChangeKind.SERVER_DISABLED,
+    ACTION_APPROVE: ChangeKind.SERVER_APPROVED,
+    ACTION_SUSPEND: ChangeKind.SERVER_SUSPENDED,
+    ACTION_RELOAD: ChangeKind.SERVER_RELOADED,
+    ACTION_CREATE_TOKEN: ChangeKind.TOKEN_CREATED,
+    ACTION_REVOKE_TOKEN: ChangeKind.TOKEN_REVOKED,
+    ACTION_APPROVE_PIN: ChangeKind.PIN_APPROVED,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeRecord:
+    """One row of the change log. `subject` is the server (or, for tokens, the token's name);
+    `tool` the pinned tool; `origin` the replica id of the store that wrote it."""
+
+    id: int
+    at: datetime
+    kind: ChangeKind
+    subject: str | None
+    tool: str | None
+    origin: str
 
 
 @dataclass(frozen=True, slots=True)

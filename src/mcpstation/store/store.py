@@ -6,11 +6,13 @@ the newest revision every time a store opens. Every change runs in one transacti
 `management_audit` row, so a change that fails leaves no trace and an audited change cannot be
 lost. Every write that can race (first-use pins, tokens, dynamic servers, OAuth credentials) is
 one `INSERT ... ON CONFLICT` or a row locked first, so two stations on one database never trip
-over each other. (Over 400 lines: the one public API of the package; the SQL of pins and OAuth
-lives in `_pins` and `_oauth`, the transaction seam in `_transactions`.)
+over each other. Every durable change also appends a numbered row to the change log in the same
+transaction, tagged with this store's replica id, so every running station can follow it.
 
 Long because it is the store's whole API: one short method per durable operation, each a
-transaction over the helpers in the `_*.py` modules beside it.
+transaction over the helpers in the `_*.py` modules beside it (pins, OAuth, the catalog cache and
+the change log in `_pins`, `_oauth`, `_catalog` and `_changes`, the transaction seam in
+`_transactions`).
 """
 
 from __future__ import annotations
@@ -21,9 +23,10 @@ import json
 import logging
 import os
 import secrets
+import socket
 import sqlite3
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from types import TracebackType
@@ -36,12 +39,13 @@ from sqlalchemy.exc import DBAPIError, OperationalError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from mcpstation.config.models import ServerSpec
-from mcpstation.errors import StoreError, UsageError
+from mcpstation.errors import StoreConflict, StoreError, UsageError
 from mcpstation.outcomes import Outcome
-from mcpstation.store import _catalog, _migrate, _oauth, _pins
+from mcpstation.store import _catalog, _changes, _migrate, _oauth, _pins
 from mcpstation.store._engine import create_engine
 from mcpstation.store._location import database_url, sqlite_file
 from mcpstation.store._schema import (
+    NAME_LENGTH,
     api_tokens,
     call_audit,
     dynamic_servers,
@@ -49,6 +53,7 @@ from mcpstation.store._schema import (
     oauth_credentials,
     tool_pins,
 )
+from mcpstation.store._signals import ChangeSignal, change_signal
 from mcpstation.store._specs import audit_detail, dump_spec, keep_redacted_secrets, load_spec, redact
 from mcpstation.store._times import maybe_utc as _maybe_utc
 from mcpstation.store._times import now as _now
@@ -68,6 +73,7 @@ from mcpstation.store.records import (
     ACTION_SUSPEND,
     ACTION_UPDATE,
     CALL_OUTCOMES,
+    CHANGE_OF_ACTION,
     ROLES,
     SERVER_STATUSES,
     ActionRecord,
@@ -75,6 +81,7 @@ from mcpstation.store.records import (
     CachedCatalog,
     CallOutcome,
     CallRecord,
+    ChangeRecord,
     DynamicServer,
     OAuthCredentials,
     Role,
@@ -93,17 +100,26 @@ TOKEN_BYTES = 32
 LAST_USED_RESOLUTION_S = 60.0  # `last_used_at` is rewritten at most this often per token
 PG_NO_SUCH_DATABASE = "3D000"  # SQLSTATE invalid_catalog_name: the URL names a database that does not exist
 PG_NOT_ALLOWED = "42501"  # SQLSTATE insufficient_privilege: e.g. no CREATE on schema public (PostgreSQL 15+)
+CHANGE_READ_LIMIT = 500  # changes read from the log at most per `read_changes`
 
 
 class Store:
     """The station's database. Open with `await Store.open(...)`, close with `aclose()` or `async with`."""
 
-    def __init__(self, engine: AsyncEngine, *, label: str, keep_call_arguments: bool = False) -> None:
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        label: str,
+        keep_call_arguments: bool = False,
+        replica_id: str | None = None,
+    ) -> None:
         """Wrap an engine whose database is already migrated; use `Store.open` instead."""
         self._transactions = Transactions(engine, label=label)
         self._dialect = engine.dialect.name
         self._label = label
         self._keep_call_arguments = keep_call_arguments
+        self._replica_id = replica_id or default_replica_id()
 
     @classmethod
     async def open(
@@ -113,6 +129,7 @@ class Store:
         data_dir: Path | None = None,
         schema: str | None = None,
         keep_call_arguments: bool = False,
+        replica_id: str | None = None,
     ) -> Store:
         """Open (creating if needed) the database and migrate it to the newest schema.
 
@@ -124,16 +141,20 @@ class Store:
             schema: PostgreSQL only: the schema to keep the tables in (created if missing).
             keep_call_arguments: whether `record_call` stores the arguments themselves, not only
                 their size and SHA-256.
+            replica_id: who this store writes the change log as (so a station recognises its own
+                changes); None means `host-pid-random`, unique per open.
 
         Raises:
             StoreError: the directory or database cannot be created or reached, a migration failed,
                 or the database was written by a newer mcpstation.
-            UsageError: `schema` given for SQLite.
+            UsageError: `schema` given for SQLite, or a replica id too long.
         """
         target = database_url(url, data_dir=data_dir)
         label = target.render_as_string(hide_password=True)
         if schema is not None and target.get_backend_name() != "postgresql":
             raise UsageError("schema= applies to PostgreSQL only.")
+        if replica_id is not None and not 0 < len(replica_id) <= NAME_LENGTH:
+            raise UsageError(f"a replica id has 1 to {NAME_LENGTH} characters, not {len(replica_id)}.")
         file = sqlite_file(target)
         if file is not None:
             _create_database_file(file)
@@ -156,7 +177,7 @@ class Store:
             await _dispose(engine)
             raise
         logger.info("store open at %s", label)
-        return cls(engine, label=label, keep_call_arguments=keep_call_arguments)
+        return cls(engine, label=label, keep_call_arguments=keep_call_arguments, replica_id=replica_id)
 
     @property
     def url(self) -> str:
@@ -171,6 +192,11 @@ class Store:
     @property
     def is_closed(self) -> bool:
         return self._transactions.closed
+
+    @property
+    def replica_id(self) -> str:
+        """The origin this store writes into the change log."""
+        return self._replica_id
 
     async def aclose(self) -> None:
         """Close the store: new calls are refused, running ones get a bounded grace to finish (then
@@ -229,8 +255,9 @@ class Store:
         async with self._transaction(write=True, doing=f"adding dynamic server {spec.name!r}") as session:
             added = (await session.execute(insert.returning(dynamic_servers.c.name))).first()
             if added is None:
-                raise StoreError(
-                    f"a dynamic server named {spec.name!r} already exists. Remove it first, or choose another name."
+                raise StoreConflict(
+                    f"a dynamic server named {spec.name!r} already exists. Remove it first, or choose another name.",
+                    name=spec.name,
                 )
             await self._write_action(session, ACTION_ADD, actor=actor, server=spec.name, detail=audit_detail(spec))
         logger.info("dynamic server %r added by %s (%s)", spec.name, actor, status)
@@ -459,7 +486,9 @@ class Store:
         async with self._transaction(write=True, doing=f"creating API token {name!r}") as session:
             created = (await session.execute(insert)).scalar_one_or_none()
             if created is None:
-                raise StoreError(f"an API token named {name!r} exists. Revoke it first, or choose another name.")
+                raise StoreConflict(
+                    f"an API token named {name!r} exists. Revoke it first, or choose another name.", name=name
+                )
             token_id = int(created)
             await self._write_action(
                 session, ACTION_CREATE_TOKEN, actor=actor, server=None, detail={"name": name, "role": role}
@@ -503,6 +532,33 @@ class Store:
                 raise StoreError(f"no API token named {name!r}.")
             await self._write_action(session, ACTION_REVOKE_TOKEN, actor=actor, server=None, detail={"name": name})
         return _token_record(row)
+
+    # -- the change log --------------------------------------------------------------------------
+
+    async def read_changes(self, after: int, limit: int = CHANGE_READ_LIMIT) -> tuple[ChangeRecord, ...]:
+        """Changes numbered above `after`, oldest first, at most `limit`."""
+        async with self._transaction(doing="reading the change log") as session:
+            return await _changes.read_changes(session, after, _limit(limit))
+
+    async def last_change_id(self) -> int:
+        """The newest change's number (0 when none was ever written): where a follower starts."""
+        async with self._transaction(doing="reading the change log's end") as session:
+            return await _changes.last_change_id(session)
+
+    @asynccontextmanager
+    async def change_signal(self) -> AsyncIterator[ChangeSignal]:
+        """What wakes a follower of the log: a notification on PostgreSQL (one connection listens
+        while this is open), the timeout alone on SQLite.
+
+        Raises:
+            StoreError: no connection could be had to listen on.
+        """
+        self._check_open()
+        try:
+            async with change_signal(self.engine) as signal:
+                yield signal
+        except (SQLAlchemyError, OSError) as exc:
+            raise StoreError(f"listening for changes in the store at {self._label} failed: {describe(exc)}") from exc
 
     # -- tool pins -------------------------------------------------------------------------------
 
@@ -663,9 +719,24 @@ class Store:
     async def _write_action(
         self, session: AsyncSession, action: str, *, actor: str, server: str | None, detail: Mapping[str, Any]
     ) -> ActionRecord:
+        """Audit `action`; a durable change also goes to the change log, in the same transaction."""
         record = ActionRecord(id=0, at=_now(), actor=actor, action=action, server=server, detail=dict(detail))
         insert = sa.insert(management_audit).values(**_row_values(record)).returning(management_audit.c.id)
-        return dataclasses.replace(record, id=int((await session.execute(insert)).scalar_one()))
+        record = dataclasses.replace(record, id=int((await session.execute(insert)).scalar_one()))
+        kind = CHANGE_OF_ACTION.get(action)
+        if kind is not None:
+            subject = server if server is not None else detail.get("name")
+            tool = detail.get("tool")
+            await _changes.write_change(
+                session,
+                self._dialect,
+                kind,
+                subject=None if subject is None else str(subject),
+                tool=None if tool is None else str(tool),
+                origin=self._replica_id,
+                at=record.at,
+            )
+        return record
 
     async def _locked_server_row(self, session: AsyncSession, name: str) -> Row[Any]:
         query = sa.select(dynamic_servers).where(dynamic_servers.c.name == name).with_for_update()
@@ -677,6 +748,11 @@ class Store:
     def _check_open(self) -> None:
         if self.is_closed:
             raise UsageError(f"the store at {self._label} is closed.")
+
+
+def default_replica_id() -> str:
+    """`host-pid-random`: names one open store among the stations sharing a database."""
+    return f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(3)}"
 
 
 def _create_database_file(file: Path) -> None:
