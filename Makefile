@@ -76,13 +76,16 @@ lint: $(STAMP_TEST)
 	$(VENV)/bin/mypy --strict src
 
 test: $(STAMP_TEST) $(STAMP_NPM)
-	@if command -v chromium >/dev/null; then :; \
+	@missing=""; \
+	command -v chromium >/dev/null || missing="$$missing chromium"; \
+	command -v haproxy >/dev/null || missing="$$missing haproxy"; \
+	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ]; then \
-		echo "==> apt-get install chromium (for the console browser test)"; \
-		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) \
-			|| echo "note: could not install chromium; the console browser test will be skipped"; \
+		echo "==> apt-get install$$missing (the console browser test, the replicas-behind-a-balancer test)"; \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) \
+			|| echo "note: could not install$$missing; the tests that need them will be skipped"; \
 	else \
-		echo "note: chromium is not installed and this is not root; the console browser test will be skipped"; \
+		echo "note:$$missing not installed and this is not root; the tests that need them will be skipped"; \
 	fi
 	@echo "==> ruff check, ruff format --check"
 	$(VENV)/bin/ruff check src tests bench

@@ -115,8 +115,26 @@ async def test_a_list_changed_storm_is_one_pending_refresh() -> None:
     assert h.stats.notifications_coalesced == 999
 
 
-async def test_progress_keeps_the_latest_per_request_and_drops_unknown_tokens() -> None:
+async def test_every_progress_report_within_budget_reaches_the_session() -> None:
     h = Harness()
+    h.ask(3)
+    for step in range(5):
+        h.feed({"method": "notifications/progress", "params": {"progressToken": 3, "progress": step}})
+    h.feed(_result(3))
+    delivered = h.drain()
+    assert [getattr(m, "params", {"answer": True}).get("progress", "answer") for m in delivered] == [
+        0,
+        1,
+        2,
+        3,
+        4,
+        "answer",
+    ]  # type: ignore[union-attr]
+    assert h.stats.notifications_coalesced == 0
+
+
+async def test_progress_over_budget_keeps_the_latest_per_request_and_drops_unknown_tokens() -> None:
+    h = Harness(InboundLimits(notifications_per_s=0.001, notification_burst=1))
     h.ask(3)
     for step in range(10):
         h.feed({"method": "notifications/progress", "params": {"progressToken": 3, "progress": step}})

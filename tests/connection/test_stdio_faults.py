@@ -185,7 +185,8 @@ async def test_pre_emptive_duplicate_and_wrongly_typed_answers_never_reach_the_c
     assert [t.name for t in listed.tools] == [t.name for t in relisted.tools] == ["echo"]
     assert texts == [f"m{i}" for i in range(5)]
     assert INJECTED not in json.dumps([listed.model_dump(), relisted.model_dump(), texts])
-    assert stats.unexpected_responses >= 4 * 7  # four lies around each of seven answers
+    # Four lies around each of seven answers; the last answer's duplicate may still be in the pipe at close.
+    assert stats.unexpected_responses >= 4 * 7 - 1
 
 
 @pytest.mark.parametrize("id_last", [False, True], ids=["id-first", "id-last"])

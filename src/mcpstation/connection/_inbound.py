@@ -13,7 +13,8 @@ waits behind a flood in the pipe; instead, once a message is read:
 - Notifications draw on a per-server budget (a token bucket). Over it, the keyed ones are
   coalesced and held back until the budget refills: one pending `list_changed` per kind, the
   latest progress per request, one `resources/updated` per URI. The rest are dropped and counted.
-  Progress for a request not in flight is dropped at once.
+  Within budget every progress report is delivered; progress for a request not in flight is
+  dropped at once.
 - Requests from the server draw on their own budget and a bound on how many may be open; beyond
   it the transport answers them itself with `SERVER_REQUEST_REFUSED`, through a bounded queue.
 - Lines that are not JSON-RPC (banners, invalid UTF-8, blank lines) are skipped and counted,
@@ -319,6 +320,13 @@ class InboundStream:
         self._answers.append((self._arrival(), entry))
         self._wake()
         return True
+
+    def push_beside_answers(self, key: CoalesceKey, note: Note) -> None:
+        """Queue a note about a request in flight beside the answers; a later one over budget may replace it."""
+        entry = _Queued(key, note)
+        self._queued_by_key[key] = entry
+        self._answers.append((self._arrival(), entry))
+        self._wake()
 
     def push_request(self, message: SessionMessage) -> None:
         self._requests.append((self._arrival(), message))
@@ -662,10 +670,10 @@ class Inbound:
         note = Note(_PROGRESS, params)
         key: CoalesceKey = (_PROGRESS, token)
         stream = self.stream
-        if stream.coalesce(key, note):
+        if self._notification_budget.take():
+            stream.push_beside_answers(key, note)  # within budget, every report reaches the caller
+        elif stream.coalesce(key, note):
             self._coalesced()
-        elif self._notification_budget.take():
-            stream.push_with_answers(key, note)
         elif not stream.defer(key, note):
             self._dropped(_PROGRESS)
 
