@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import json
 import sys
-import time
-from pathlib import Path
 
 import anyio
+from harness import TINY_SERVER, calls_per_second, percentile, time_sequential  # this directory, first on sys.path
 
 from mcpstation import Station, StationConfig
-
-TINY_SERVER = str(Path(__file__).resolve().parent / "servers" / "tiny_server.py")
 
 
 async def probe(warmup: int, calls: int, burst: int, in_flight: int) -> dict[str, float]:
@@ -32,32 +29,12 @@ async def probe(warmup: int, calls: int, burst: int, in_flight: int) -> dict[str
 
         for _ in range(warmup):
             await call()
-        took: list[float] = []
-        cpu_started = time.process_time()
-        for _ in range(calls):
-            started = time.perf_counter()
-            await call()
-            took.append(time.perf_counter() - started)
-        cpu_per_call = (time.process_time() - cpu_started) / calls
-        took.sort()
-
-        remaining = burst
-
-        async def worker() -> None:
-            nonlocal remaining
-            while remaining > 0:
-                remaining -= 1
-                await call()
-
-        started = time.perf_counter()
-        async with anyio.create_task_group() as tg:
-            for _ in range(in_flight):
-                tg.start_soon(worker)
-        rate = burst / (time.perf_counter() - started)
+        sequential = await time_sequential(call, calls)
+        rate = await calls_per_second(call, burst, in_flight)
     return {
-        "p50_us": took[len(took) // 2] * 1e6,
-        "p99_us": took[min(len(took) - 1, int(len(took) * 0.99))] * 1e6,
-        "cpu_us_per_call": cpu_per_call * 1e6,
+        "p50_us": percentile(sequential.wall_s, 50) * 1e6,
+        "p99_us": percentile(sequential.wall_s, 99) * 1e6,
+        "cpu_us_per_call": sequential.cpu_s / calls * 1e6,
         "calls_per_s": rate,
     }
 

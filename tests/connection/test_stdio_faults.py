@@ -7,12 +7,10 @@ are the chaos server's byte-level modes (`rogue_server_params`), real subprocess
 
 from __future__ import annotations
 
-import gc
 import json
 import math
-import os
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,7 @@ from mcp import StdioServerParameters
 from mcp.client import Client, ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-from _processes import alive, children_of
+from _processes import alive, peak_rss, processes_left_checked
 from mcpstation.connection._inbound import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_QUEUED_NOTIFICATIONS,
@@ -54,28 +52,8 @@ MIB = 1024 * 1024
 
 @pytest.fixture(autouse=True)
 def no_process_left() -> Iterator[None]:
-    before = set(children_of(os.getpid()))
-    yield
-    left = [pid for pid in children_of(os.getpid()) if pid not in before and alive(pid)]
-    assert left == [], f"processes left behind: {left}"
-
-
-@contextmanager
-def peak_rss() -> Iterator[Callable[[], int]]:
-    """Bytes the process's peak RSS rose above its RSS at entry (the kernel's high-water mark, reset)."""
-    gc.collect()
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")  # resets VmHWM to the current RSS
-    base = _status_kib("VmRSS")
-    yield lambda: (_status_kib("VmHWM") - base) * 1024
-
-
-def _status_kib(key: str) -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise AssertionError(f"no {key} in /proc/self/status")
+    with processes_left_checked():
+        yield
 
 
 @asynccontextmanager

@@ -9,12 +9,9 @@ and no process is left once the station has closed.
 
 from __future__ import annotations
 
-import gc
 import json
-import os
 import statistics
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +19,7 @@ import anyio
 import pytest
 from station_helpers import START_TIMEOUT_S, inproc
 
-from _processes import alive, children_of
+from _processes import alive, peak_rss, processes_left_checked
 from mcpstation import Station, StationConfig
 from mcpstation.connection._inbound import DEFAULT_MAX_MESSAGE_BYTES
 from mcpstation.outcomes import Outcome
@@ -39,28 +36,8 @@ MEMORY_SLACK_BYTES = 32 * 1024 * 1024
 
 @pytest.fixture(autouse=True)
 def no_process_left() -> Iterator[None]:
-    before = set(children_of(os.getpid()))
-    yield
-    left = [pid for pid in children_of(os.getpid()) if pid not in before and alive(pid)]
-    assert left == [], f"processes left behind: {left}"
-
-
-@contextmanager
-def peak_rss() -> Iterator[Callable[[], int]]:
-    """Bytes the process's peak RSS rose above its RSS at entry (the kernel's high-water mark, reset)."""
-    gc.collect()
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")
-    base = _status_kib("VmRSS")
-    yield lambda: (_status_kib("VmHWM") - base) * 1024
-
-
-def _status_kib(key: str) -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise AssertionError(f"no {key} in /proc/self/status")
+    with processes_left_checked():
+        yield
 
 
 def _station(mode: str, *args: str) -> StationConfig:
