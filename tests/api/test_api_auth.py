@@ -17,7 +17,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from station_helpers import inproc
 
-from mcpstation.api import auth, check_bind
+from mcpstation.api import check_bind
 from mcpstation.errors import UsageError
 from mcpstation.store import Store
 
@@ -128,10 +128,7 @@ async def test_foreign_host_origin_and_cross_site_requests_are_refused(tmp_path:
                 assert same_origin.status_code == 200
 
 
-async def test_loopback_without_tokens_is_local_dev_until_a_token_exists(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    monkeypatch.setattr(auth, "TOKEN_PRESENCE_TTL_S", 0.0)
+async def test_loopback_without_tokens_is_local_dev_until_a_token_exists(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
         async with running_api(tmp_path, [inproc("demo")], tokens=False) as api, api.client() as anonymous:
             assert (await anonymous.get("/api/health")).json()["auth"] == "local-dev"
@@ -142,7 +139,9 @@ async def test_loopback_without_tokens_is_local_dev_until_a_token_exists(
             # Local-dev still refuses other origins: a page elsewhere cannot use it.
             foreign = await anonymous.get("/api/mcp/tools", headers={"Origin": "http://evil.example"})
             assert_error(foreign, 403, "Forbidden")
-            await api.store.create_token("first", "admin")
+            # A token written by another process on the store ends local-dev with the next request.
+            async with await Store.open(api.store.url) as elsewhere:
+                await elsewhere.create_token("first", "admin")
             assert_error(await anonymous.get("/api/mcp/tools"), 401, "Unauthorized")
 
 

@@ -27,12 +27,15 @@ async def test_created_token_verifies_and_notes_its_use(store: Store) -> None:
 
 
 async def test_unknown_and_revoked_tokens_do_not_verify(store: Store) -> None:
+    assert not await store.has_tokens()
     token, _ = await store.create_token("laptop", "user")
+    assert await store.has_tokens()
 
     assert await store.verify_token(token + "x") is None
     assert await store.verify_token("") is None
     await store.revoke_token("laptop", actor="admin")
     assert await store.verify_token(token) is None
+    assert not await store.has_tokens()
     assert [action.action for action in await store.list_actions()] == ["revoke_token", "create_token"]
 
 

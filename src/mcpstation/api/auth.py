@@ -45,7 +45,7 @@ from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller, Face
 from mcpstation.store import Store
 
 LOCAL_DEV_IDENTITY = "local"  # the caller name audited for requests in local-dev mode
-TOKEN_PRESENCE_TTL_S = 2.0  # how long "are there any tokens?" is cached; a new token ends local-dev soon after
+TOKEN_PRESENCE_TTL_S = 2.0  # how long "tokens exist" is believed; revoking the last one restores local-dev after it
 PUBLIC_PATHS = ("/", "/favicon.ico")
 PUBLIC_PREFIXES = ("/static/",)
 QUERY_TOKEN_PATHS = ("/api/events",)
@@ -86,7 +86,7 @@ async def check_bind(store: Store | None, host: str) -> None:
     """
     if is_loopback(host):
         return
-    if store is not None and await store.list_tokens():
+    if store is not None and await store.has_tokens():
         return
     raise UsageError(
         f"refusing to serve on {host!r} without any API token: anyone who can reach it "
@@ -149,15 +149,16 @@ def caller_of(request: Request) -> Caller:
 class LocalDev:
     """Whether local-dev mode is on: a loopback bind and no token in the store.
 
-    "Any tokens?" is cached for `TOKEN_PRESENCE_TTL_S`, so creating the first token (with the CLI,
-    while the station runs) ends local-dev mode within seconds.
+    Only the safe answer is cached: "tokens exist" is believed for `TOKEN_PRESENCE_TTL_S`, while
+    "no token" is asked of the store again on every request. So the first token, created by any
+    process on the store (the CLI, another replica), ends local-dev mode at once; revoking the
+    last one brings it back within seconds.
     """
 
     def __init__(self, store: Store | None, bind_host: str) -> None:
         self.store = store
         self.loopback = is_loopback(bind_host)
-        self._any_token: bool | None = None
-        self._checked_at = 0.0
+        self._tokens_seen_at: float | None = None  # when the store last had a token
 
     async def active(self) -> bool:
         if not self.loopback:
@@ -165,10 +166,13 @@ class LocalDev:
         if self.store is None:
             return True
         now = time.monotonic()
-        if self._any_token is None or now - self._checked_at > TOKEN_PRESENCE_TTL_S:
-            self._any_token = bool(await self.store.list_tokens())
-            self._checked_at = now
-        return not self._any_token
+        if self._tokens_seen_at is not None and now - self._tokens_seen_at <= TOKEN_PRESENCE_TTL_S:
+            return False
+        if await self.store.has_tokens():
+            self._tokens_seen_at = now
+            return False
+        self._tokens_seen_at = None
+        return True
 
 
 class AccessGuard:

@@ -269,7 +269,7 @@ async def _serve_http(server: ApiServer, sock: socket.socket, done: anyio.Event)
 async def _announce_http(station: Station, host: str, port: int, control: ControlSocket | None) -> None:
     from mcpstation.api import LOCAL_DEV_WARNING
 
-    if station.store is not None and not await station.store.list_tokens():
+    if station.store is not None and not await station.store.has_tokens():
         logger.warning("%s", LOCAL_DEV_WARNING)
     shown = f"[{host}]" if ":" in host else host
     base = f"http://{shown}:{port}"

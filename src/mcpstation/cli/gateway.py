@@ -106,7 +106,7 @@ def gateway(
                             relay=relay,
                             instrument=hook,
                         )
-                        if not await store.list_tokens():
+                        if not await store.has_tokens():
                             logger.warning("%s", LOCAL_DEV_WARNING)
                         shown = f"[{host}]" if ":" in host else host
                         logger.info(

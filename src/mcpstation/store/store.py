@@ -518,6 +518,11 @@ class Store:
             rows = (await session.execute(sa.select(api_tokens).order_by(api_tokens.c.name))).all()
         return tuple(_token_record(row) for row in rows)
 
+    async def has_tokens(self) -> bool:
+        """Whether any token exists (one indexed read, for a check made on every request)."""
+        async with self._transaction(doing="looking for API tokens") as session:
+            return bool((await session.execute(sa.select(sa.exists().select_from(api_tokens)))).scalar_one())
+
     async def revoke_token(self, name: str, *, actor: str) -> ApiToken:
         """Delete a token by name, audited as `revoke_token`.
 
