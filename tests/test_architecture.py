@@ -15,7 +15,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "mcpstation"
 
-LEAVES = {"outcomes", "errors"}
+LEAVES = {"outcomes", "errors", "file_lock"}
 _BASE = LEAVES | {"config"}
 _PARTS = _BASE | {"catalog", "catalog_cache", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
 _STATION = _PARTS | {"roster", "pool", "live_catalog", "status", "dynamic", "follower", "management", "station"}
@@ -23,6 +23,7 @@ _STATION = _PARTS | {"roster", "pool", "live_catalog", "status", "dynamic", "fol
 # What each layer may import from mcpstation (besides itself), bottom to top.
 ALLOWED: dict[str, set[str]] = {
     "outcomes": set(),
+    "file_lock": set(),
     "errors": {"outcomes"},
     "config": LEAVES,
     "connection": _BASE,

@@ -21,7 +21,9 @@ one provider refresh once. A second provider for the same server would not share
 the tokens held in memory, and would spend a rotating refresh token a second time; so
 `OAuthProviders` hands every session of a server the same provider (a new one only when the
 server's settings change), and with it one lock, one token set and the discovered metadata.
-Separate processes sharing a token directory are not coordinated.
+Across processes (replicas on one store, stations on one token directory) the storage's lock
+(`exclusive`: an advisory lock on PostgreSQL, a file lock otherwise) makes a refresh happen once:
+the first refreshes, the others adopt what it stored (`_SharedTokens`).
 
 Long because one authorization flow's pieces (metadata discovery, client registration, the loopback
 redirect listener, token storage and refresh) share its state and are only ever used together.
@@ -41,7 +43,8 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
@@ -59,6 +62,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull,
 from pydantic import AnyUrl, BaseModel, ValidationError
 
 from mcpstation.config.models import AnyServerSpec, OAuthSettings
+from mcpstation.file_lock import file_lock
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +92,7 @@ REDIRECT_GRACE_S = 5.0  # time the redirect handler gets to finish after the cal
 CALLBACK_READ_TIMEOUT_S = 10.0  # time a connection to the callback server gets to send its request head
 MAX_REQUEST_HEAD_BYTES = 16 * 1024
 EXPIRY_SKEW_S = 30.0  # a stored token this close to expiry is refreshed before use
+REFRESH_LOCK_TIMEOUT_S = 60.0  # how long a refresh waits for another process's refresh of the same server
 _FILE_VERSION = 1
 
 RedirectHandler = Callable[[str], Awaitable[None]]
@@ -152,6 +157,10 @@ class _TokenStorage(abc.ABC):
         """Forget everything stored for this server (sign out)."""
 
     @abc.abstractmethod
+    def exclusive(self) -> AbstractAsyncContextManager[None]:
+        """This server's lock across every process sharing the storage: held while refreshing."""
+
+    @abc.abstractmethod
     async def _read(self) -> dict[str, Any]:
         """The record; empty when nothing (usable) is stored."""
 
@@ -185,6 +194,9 @@ class FileTokenStorage(_TokenStorage):
 
     def __repr__(self) -> str:
         return f"<FileTokenStorage {str(self.path)!r}>"
+
+    def exclusive(self) -> AbstractAsyncContextManager[None]:
+        return file_lock(self.path.with_name(f"{self.path.name}.lock"), timeout_s=REFRESH_LOCK_TIMEOUT_S)
 
     def registered_redirect_uri(self) -> str | None:
         """The loopback redirect URI the stored client was registered with, read synchronously."""
@@ -293,6 +305,8 @@ class OAuthStore(Protocol):
 
     async def delete_oauth(self, server: str) -> bool: ...
 
+    def exclusive(self, name: str) -> AbstractAsyncContextManager[None]: ...
+
 
 class StoreTokenStorage(_TokenStorage):
     """The SDK `TokenStorage` protocol over the station's store: one `oauth_credentials` row per server.
@@ -313,6 +327,9 @@ class StoreTokenStorage(_TokenStorage):
 
     async def clear(self) -> None:
         await self.store.delete_oauth(self.server)
+
+    def exclusive(self) -> AbstractAsyncContextManager[None]:
+        return self.store.exclusive(f"oauth-refresh:{self.server}")
 
     async def _read(self) -> dict[str, Any]:
         record = await self.store.get_oauth(self.server)
@@ -504,12 +521,36 @@ async def _respond(stream: Any, status: int, body: bytes) -> None:
 # -- providers ---------------------------------------------------------------------------------------
 
 
-class _StoredExpiry(OAuthClientProvider):
-    """Restores the stored token's expiry on start-up.
+class _PassThrough:
+    """Stands in for the SDK flow's own lock, which `_SharedTokens._auth_flow` takes around it."""
 
-    The SDK loads stored tokens without their expiry and so treats them as valid: an expired one
-    earns a 401 and a full (interactive) re-authorization although a refresh token is at hand.
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *_: object) -> None:
+        return None
+
+
+class _SharedTokens(OAuthClientProvider):
+    """What every provider of ours adds to the SDK's: stored expiry, and one refresh across processes.
+
+    Stored expiry: the SDK loads stored tokens without their expiry and so treats them as valid;
+    an expired one would earn a 401 and an interactive re-authorization although a refresh token
+    is at hand.
+
+    One refresh: replicas on one store (or processes on one token directory) share the tokens,
+    and with a rotating refresh token only the first refresh succeeds. So a flow that finds its
+    access token expired first takes the storage's cross-process lock, then adopts tokens another
+    process stored meanwhile; the SDK's flow then refreshes only if those are expired too. The lock
+    goes as soon as the request being authenticated is sent. The SDK's per-provider lock is taken
+    here, around its flow (its own `async with` gets a pass-through), so every flow takes the two
+    locks in one order and they never wait on each other.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._flow_lock = self.context.lock
+        self.context.lock = _PassThrough()  # type: ignore[assignment]  # see the class docstring
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -519,8 +560,44 @@ class _StoredExpiry(OAuthClientProvider):
             if expires_at is not None:
                 self.context.token_expiry_time = expires_at - EXPIRY_SKEW_S
 
+    async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        async with self._flow_lock, contextlib.AsyncExitStack() as refreshing:
+            if not self._initialized:
+                await self._initialize()
+            storage = self.context.storage
+            if (
+                isinstance(storage, _TokenStorage)
+                and not self.context.is_token_valid()
+                and self.context.can_refresh_token()
+            ):
+                await refreshing.enter_async_context(storage.exclusive())
+                await self._adopt_stored_tokens(storage)
+            flow = super()._auth_flow(request)
+            try:
+                outgoing = await flow.__anext__()
+                while True:
+                    if outgoing is request:
+                        await refreshing.aclose()  # refreshed (or not needed): others may go
+                    response = yield outgoing
+                    outgoing = await flow.asend(response)
+            except StopAsyncIteration:
+                return
+            finally:
+                await flow.aclose()
 
-class _AuthorizationCodeProvider(_StoredExpiry):
+    async def _adopt_stored_tokens(self, storage: _TokenStorage) -> None:
+        """Take up the tokens another process stored since these were loaded (it refreshed first)."""
+        stored = await storage.get_tokens()
+        held = self.context.current_tokens
+        if stored is None or held is None or stored.access_token == held.access_token:
+            return
+        expires_at = await storage.get_token_expiry()
+        self.context.current_tokens = stored
+        self.context.token_expiry_time = None if expires_at is None else expires_at - EXPIRY_SKEW_S
+        logger.info("OAuth tokens of %s were refreshed by another process; using them", self.context.server_url)
+
+
+class _AuthorizationCodeProvider(_SharedTokens):
     """Authorization code + PKCE; a configured client id takes precedence over a stored one.
 
     Unless a redirect port is configured, the redirect URI follows the stored client's
@@ -554,11 +631,11 @@ class _AuthorizationCodeProvider(_StoredExpiry):
             self.context.client_info = self._preregistered.model_copy(update={"redirect_uris": redirect_uris})
 
 
-class _ClientCredentialsProvider(_StoredExpiry, ClientCredentialsOAuthProvider):
+class _ClientCredentialsProvider(_SharedTokens, ClientCredentialsOAuthProvider):
     pass
 
 
-class _PrivateKeyJWTProvider(_StoredExpiry, PrivateKeyJWTOAuthProvider):
+class _PrivateKeyJWTProvider(_SharedTokens, PrivateKeyJWTOAuthProvider):
     pass
 
 

@@ -17,6 +17,7 @@ the change log in `_pins`, `_oauth`, `_catalog` and `_changes`, the transaction 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import json
@@ -40,10 +41,12 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession
 
 from mcpstation.config.models import ServerSpec
 from mcpstation.errors import StoreConflict, StoreError, UsageError
+from mcpstation.file_lock import file_lock
 from mcpstation.outcomes import Outcome
 from mcpstation.store import _catalog, _changes, _migrate, _oauth, _pins
 from mcpstation.store._engine import create_engine
 from mcpstation.store._location import database_url, sqlite_file
+from mcpstation.store._locks import ProcessLocks, lock_file, take_advisory_lock
 from mcpstation.store._schema import (
     NAME_LENGTH,
     api_tokens,
@@ -101,6 +104,7 @@ LAST_USED_RESOLUTION_S = 60.0  # `last_used_at` is rewritten at most this often 
 PG_NO_SUCH_DATABASE = "3D000"  # SQLSTATE invalid_catalog_name: the URL names a database that does not exist
 PG_NOT_ALLOWED = "42501"  # SQLSTATE insufficient_privilege: e.g. no CREATE on schema public (PostgreSQL 15+)
 CHANGE_READ_LIMIT = 500  # changes read from the log at most per `read_changes`
+EXCLUSIVE_TIMEOUT_S = 60.0  # how long `exclusive` waits for another holder by default
 
 
 class Store:
@@ -120,6 +124,8 @@ class Store:
         self._label = label
         self._keep_call_arguments = keep_call_arguments
         self._replica_id = replica_id or default_replica_id()
+        self._file = sqlite_file(engine.url)
+        self._process_locks = ProcessLocks()
 
     @classmethod
     async def open(
@@ -564,6 +570,31 @@ class Store:
                 yield signal
         except (SQLAlchemyError, OSError) as exc:
             raise StoreError(f"listening for changes in the store at {self._label} failed: {describe(exc)}") from exc
+
+    @asynccontextmanager
+    async def exclusive(self, name: str, *, timeout_s: float = EXCLUSIVE_TIMEOUT_S) -> AsyncIterator[None]:
+        """Hold the lock `name`, shared by every process on this store, for the block: work that
+        must happen once across replicas (an OAuth refresh) runs inside it.
+
+        A PostgreSQL advisory lock held by a transaction of its own, a file lock beside an SQLite
+        file, a process-wide lock for SQLite in memory. A holder that dies releases it.
+
+        Raises:
+            StoreError: another holder kept it for `timeout_s`, or the database failed.
+        """
+        self._check_open()
+        async with contextlib.AsyncExitStack() as held:
+            try:
+                if self._dialect == "postgresql":
+                    session = await held.enter_async_context(self._transaction(doing=f"holding the lock {name!r}"))
+                    await take_advisory_lock(session, name, timeout_s=timeout_s)
+                elif self._file is not None:
+                    await held.enter_async_context(file_lock(lock_file(self._file, name), timeout_s=timeout_s))
+                else:
+                    await held.enter_async_context(self._process_locks.hold(name, timeout_s=timeout_s))
+            except (TimeoutError, OSError) as exc:
+                raise StoreError(f"taking the lock {name!r} of the store at {self._label} failed: {exc}") from exc
+            yield
 
     # -- tool pins -------------------------------------------------------------------------------
 
