@@ -10,7 +10,8 @@ uses, `tests/store/haproxy.cfg`), and sends `--calls` modern-era (2026-07-28) ga
 `--clients` concurrent MCP clients through the balancer. With `--kill`, replica 2 is SIGKILLed when 40 %
 of the calls are done and started again on its port. It reports calls/s, p50/p99, each failed call's
 error, and the audit rows of the run against the calls that succeeded (stations are stopped with
-SIGTERM first, so each writes its last audit records).
+SIGTERM first, so each writes its last audit records): `audit_missing` answers with no row,
+`audit_unanswered` rows of calls whose answer never arrived.
 """
 
 from __future__ import annotations
@@ -245,6 +246,10 @@ async def run(replica_count: int, calls: int, clients: int, kill: bool) -> dict[
         "wall_s": round(elapsed, 2),
         "audit_rows": audit,
         "audit_ok_equals_succeeded": audit.get("ok", 0) == ok,
+        # Answered calls with no `ok` row; and `ok` rows beyond the answers: calls a killed replica
+        # ran and audited whose answer died with it (at most the calls that failed in flight).
+        "audit_missing": max(0, ok - audit.get("ok", 0)),
+        "audit_unanswered": max(0, audit.get("ok", 0) - ok),
     }
 
 

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/versus.py                 # BEFORE = the first round's last commit
     .venv/bin/python bench/versus.py --before REV --rounds 7 --json out.json
+    .venv/bin/python bench/versus.py --before REV --store    # with a SQLite store: the audit layer on the path
 
 Exports `src/` of BEFORE (`git archive`) into a temporary directory, then runs
 `call_path_probe.py` in a fresh interpreter per side and round, the two sides taking turns (the
@@ -52,8 +53,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--quick", action="store_true", help="fewer calls per round")
     parser.add_argument("--json", type=Path, help="write every round's figures here")
+    parser.add_argument("--store", action="store_true", help="give each station a SQLite store (audit on)")
     args = parser.parse_args()
     sizes = ["50", "500", "1000", "64"] if args.quick else ["200", "2000", "3000", "64"]
+    if args.store:
+        sizes.append("store")
     with tempfile.TemporaryDirectory(prefix="mcpstation-before-") as tmp:
         sides = {"before": export_src(args.before, Path(tmp)), "after": REPO / "src"}
         rounds: dict[str, list[dict[str, float]]] = {side: [] for side in sides}

@@ -6,10 +6,12 @@ import hashlib
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import sqlalchemy as sa
 from store_helpers import StoreTarget
 
-from mcpstation.errors import UsageError
-from mcpstation.store import Store
+from mcpstation.errors import StoreError, UsageError
+from mcpstation.outcomes import Outcome
+from mcpstation.store import CallEntry, Store
 
 pytestmark = pytest.mark.anyio
 
@@ -61,6 +63,34 @@ async def test_failed_call_keeps_outcome_and_cut_error_text(store: Store) -> Non
 async def test_unknown_outcome_is_refused(store: Store) -> None:
     with pytest.raises(UsageError, match="outcome"):
         await store.record_call("a", "t", outcome="maybe", duration_s=0.0)  # type: ignore[arg-type]
+
+
+async def test_calls_recorded_together_are_kept_in_order_in_one_transaction(store: Store) -> None:
+    entries = [CallEntry("s", "add", Outcome.OK, 0.01, caller="bot", arguments={"n": n}) for n in range(50)]
+
+    records = await store.record_calls(entries)
+
+    assert [r.argument_sha256 for r in records] == [
+        hashlib.sha256(f'{{"n":{n}}}'.encode()).hexdigest() for n in range(50)
+    ]
+    ids = [r.id for r in records]
+    assert ids == sorted(ids) and len(set(ids)) == 50
+    assert tuple(reversed(await store.list_calls(limit=100))) == records
+    if store.engine.dialect.name == "postgresql":  # every row carries the id of the transaction that wrote it
+        async with store.engine.connect() as connection:
+            writers = await connection.scalar(sa.text("SELECT count(DISTINCT xmin::text) FROM call_audit"))
+        assert writers == 1
+    assert await store.record_calls(()) == ()
+
+
+async def test_a_batch_the_database_refuses_writes_none_of_its_calls(store: Store) -> None:
+    good = CallEntry("s", "add", Outcome.OK, 0.01)
+    refused = CallEntry(None, "add", Outcome.OK, 0.01)  # type: ignore[arg-type]  # server is NOT NULL
+
+    with pytest.raises(StoreError, match="auditing 3 calls failed"):
+        await store.record_calls([good, good, refused])
+
+    assert await store.list_calls() == ()
 
 
 async def test_recorded_action_is_listed(store: Store) -> None:

@@ -1,15 +1,24 @@
 """The audit layer: every request that reached a visible entry is recorded with its typed outcome.
 
-Recording never slows a request: the layer puts a record on a bounded queue and the writer task
-stores it. When the station closes, the queue is closed and the writer drains what is left
-before the store is closed, so no record is lost and no write outlives the station.
+An answer that leaves the process is audited before it leaves. When the caller is in another
+process (the HTTP API, the gateway, the CLI: `Face.answers_leave_process`), the layer waits until
+the batch holding the record is committed, so a station killed at any moment has a record of every
+answer it sent. The wait is bounded (`AUDIT_WAIT_S`): a store that fails or stalls delays an answer
+by at most that, and the answer is then sent anyway, the miss logged and counted, because auditing
+never takes a call or the station down. The library and the framework adapters share the station's
+process: a crash that loses their records loses their answers with them, so their records are
+written behind and never slow a call.
+
+The writer task commits in groups: it takes the first queued record and whatever is queued behind
+it (up to `AUDIT_BATCH_MAX`) and writes them in one transaction, so concurrent requests share one
+commit. When the station closes, the queue is closed and the writer drains what is left before the
+store is closed, so no queued record is lost and no write outlives the station.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
-from typing import Any
+from datetime import UTC, datetime
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -17,68 +26,75 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcpstation.catalog import AnyResult
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.request import Handler, Request
-from mcpstation.store import Store
+from mcpstation.store import CallEntry, Store
 
 logger = logging.getLogger(__name__)
 
 AUDIT_QUEUE_SIZE = 10_000  # records waiting to be written; beyond this a record is dropped, and logged
+AUDIT_BATCH_MAX = 500  # records written in one transaction at most
+AUDIT_WAIT_S = 2.0  # how long an answer leaving the process waits for its record to be committed
 AUDIT_DRAIN_TIMEOUT_S = 10.0  # bound on writing what is queued when the station closes
 MAX_TARGET_CHARS = 200  # the store's name columns; longer URIs are cut
 
 
-@dataclass(frozen=True, slots=True)
-class AuditRecord:
-    kind: str
-    server: str
-    target: str
-    outcome: Outcome
-    duration_s: float
-    caller: str
-    arguments: dict[str, Any]
-    error: str | None
-
-
 class AuditTrail:
-    """The queue and its writer; `layer` feeds it, `run` (a station task) writes, `close` drains."""
+    """The queue and its writer; `layer` feeds it, `run` (a station task) writes, `close` drains.
+
+    Records are numbered in queue order; the writer counts how many it is done with, so a request
+    waits for its own number with one shared event per batch rather than one per record.
+    """
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.dropped = 0  # records the full queue refused
         self.failed = 0  # records the store refused in the current outage
-        self._send: MemoryObjectSendStream[AuditRecord]
-        self._receive: MemoryObjectReceiveStream[AuditRecord]
-        self._send, self._receive = anyio.create_memory_object_stream[AuditRecord](AUDIT_QUEUE_SIZE)
+        self.unconfirmed = 0  # answers sent before their record was written, in the current slowdown
+        self._send: MemoryObjectSendStream[CallEntry]
+        self._receive: MemoryObjectReceiveStream[CallEntry]
+        self._send, self._receive = anyio.create_memory_object_stream[CallEntry](AUDIT_QUEUE_SIZE)
+        self._queued = 0  # records accepted so far: the last one's number
+        self._settled = 0  # records the writer is done with (committed or failed), in queue order
+        self._batch_done = anyio.Event()  # set, then replaced, each time the writer finishes a batch
         self._done = anyio.Event()
 
     async def run(self) -> None:
-        """Write records until the queue is closed and empty; a failed write is logged, never fatal."""
+        """Write records in batches until the queue is closed and empty; a failed write is logged, never fatal."""
         try:
             async with self._receive:
-                async for record in self._receive:
-                    await self._write(record)
+                async for first in self._receive:
+                    batch = [first]
+                    while len(batch) < AUDIT_BATCH_MAX:
+                        try:
+                            batch.append(self._receive.receive_nowait())
+                        except (anyio.WouldBlock, anyio.EndOfStream):
+                            break
+                    await self._write(batch)
+                    self._settled += len(batch)
+                    finished, self._batch_done = self._batch_done, anyio.Event()
+                    finished.set()
         finally:
             self._done.set()
+            self._batch_done.set()  # nobody waits on a writer that has stopped
 
-    async def _write(self, record: AuditRecord) -> None:
-        """Write one record. While the store fails, the first failure is logged with its traceback
-        and the rest are counted; the count is reported when writing works again."""
+    async def _write(self, batch: list[CallEntry]) -> None:
+        """Write one batch in one transaction. While the store fails, the first failure is logged
+        with its traceback and the rest are counted; the count is reported when writing works again.
+
+        A batch that fails is never written again. The failure may come after the database has
+        committed (a connection lost while the commit's answer was on its way), and rows carry no
+        key that would let a second attempt see the first, so a retry could store every call of the
+        batch twice. A lost batch is counted and logged; a doubled one would be silent.
+        """
         try:
-            await self.store.record_call(
-                record.server,
-                record.target[:MAX_TARGET_CHARS],
-                outcome=record.outcome,
-                duration_s=record.duration_s,
-                caller=record.caller,
-                arguments=record.arguments,
-                error=record.error,
-                kind=record.kind,
-            )
+            await self.store.record_calls(batch)
         except Exception:  # boundary: auditing must not take the station down
-            self.failed += 1
-            if self.failed == 1:
+            self.failed += len(batch)
+            if self.failed == len(batch):
+                first = batch[0]
                 logger.exception(
-                    "could not write an audit record for %s/%s (%s); records are lost until the store works again",
-                    record.server, record.target, record.kind,
+                    "could not write an audit record for %s/%s (%s, in a batch of %d); "
+                    "records are lost until the store works again",
+                    first.server, first.tool, first.kind, len(batch),
                 )  # fmt: skip
             return
         if self.failed:
@@ -95,24 +111,47 @@ class AuditTrail:
                 "audit writer did not finish within %g s; some records were not written", AUDIT_DRAIN_TIMEOUT_S
             )
 
-    def record(self, request: Request, outcome: Outcome, duration_s: float, error: str | None) -> None:
-        audited = AuditRecord(
-            kind=str(request.kind),
+    def record(self, request: Request, outcome: Outcome, duration_s: float, error: str | None) -> int | None:
+        """Queue the record of `request`; its number (see `wait_written`), or None when it was not queued."""
+        entry = CallEntry(
             server=request.server,
-            target=request.target,
+            tool=request.target[:MAX_TARGET_CHARS],
             outcome=outcome,
             duration_s=duration_s,
             caller=request.caller.identity,
             arguments=dict(request.arguments),
             error=error,
+            at=datetime.now(UTC),  # when it ended, not when its batch is written
+            kind=str(request.kind),
         )
         try:
-            self._send.send_nowait(audited)
+            self._send.send_nowait(entry)
         except anyio.WouldBlock:
             self.dropped += 1
             logger.warning("audit queue full; %s %s was not audited", request.kind, request.name)
+            return None
         except anyio.ClosedResourceError:
-            pass  # the station is closing; requests still finishing are not audited
+            return None  # the station is closing; requests still finishing are not audited
+        self._queued += 1
+        return self._queued
+
+    async def wait_written(self, number: int) -> None:
+        """Return once the writer is done with record `number` (committed, or failed and logged
+        there), or after `AUDIT_WAIT_S`: then the miss is counted, and logged once per slowdown."""
+        with anyio.move_on_after(AUDIT_WAIT_S) as scope:
+            while self._settled < number and not self._done.is_set():
+                await self._batch_done.wait()
+        if scope.cancelled_caught:
+            self.unconfirmed += 1
+            if self.unconfirmed == 1:
+                logger.warning(
+                    "an audit record was not written within %g s; answering without waiting for it "
+                    "(answers are counted until records are written in time again)",
+                    AUDIT_WAIT_S,
+                )
+        elif self.unconfirmed:
+            logger.warning("audit records are written in time again; %d answers went first", self.unconfirmed)
+            self.unconfirmed = 0
 
     def layer(self, handler: Handler) -> Handler:
         async def audited(request: Request) -> AnyResult:
@@ -122,7 +161,9 @@ class AuditTrail:
             except anyio.get_cancelled_exc_class():
                 self.record(request, Outcome.CANCELLED, anyio.current_time() - started, "the caller cancelled")
                 raise
-            self.record(request, result.outcome, result.duration_s, result.error)
+            number = self.record(request, result.outcome, result.duration_s, result.error)
+            if number is not None and request.caller.face.answers_leave_process:
+                await self.wait_written(number)
             return result
 
         return audited

@@ -26,6 +26,15 @@ class Face(enum.StrEnum):
     GATEWAY = "gateway"
     LLM = "llm"  # a framework adapter handing the station's tools to a model
 
+    @property
+    def answers_leave_process(self) -> bool:
+        """Whether this face's answers go to another process (a socket, a terminal), which keeps
+        them if the station dies; the library and framework adapters share the station's fate."""
+        return self not in _IN_PROCESS_FACES
+
+
+_IN_PROCESS_FACES = frozenset({Face.LIBRARY, Face.LLM})
+
 
 @dataclass(frozen=True, slots=True)
 class Caller:

@@ -106,6 +106,21 @@ class DynamicServer:
 
 
 @dataclass(frozen=True, slots=True)
+class CallEntry:
+    """One request to audit, as `Store.record_calls` takes it; `at` is when it ended (None: when written)."""
+
+    server: str
+    tool: str
+    outcome: CallOutcome
+    duration_s: float
+    caller: str | None = None
+    arguments: Mapping[str, Any] | None = None
+    error: str | None = None
+    at: datetime | None = None
+    kind: str = "tools/call"  # the request's MCP method
+
+
+@dataclass(frozen=True, slots=True)
 class CallRecord:
     """One tool call as audited. `arguments` is None unless the store keeps arguments."""
 

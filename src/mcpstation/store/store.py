@@ -82,6 +82,7 @@ from mcpstation.store.records import (
     ActionRecord,
     ApiToken,
     CachedCatalog,
+    CallEntry,
     CallOutcome,
     CallRecord,
     ChangeRecord,
@@ -394,29 +395,31 @@ class Store:
         and SHA-256 (of canonical JSON), and the arguments themselves only if the store was opened
         with `keep_call_arguments`.
         """
-        if outcome not in CALL_OUTCOMES:
-            raise UsageError(f"outcome must be one of {', '.join(CALL_OUTCOMES)}, not {outcome!r}.")
-        outcome = Outcome(outcome)
-        canonical = b"" if arguments is None else _canonical_json(arguments)
-        kept = json.loads(canonical) if self._keep_call_arguments and arguments is not None else None
-        record = CallRecord(
-            id=0,  # the database assigns it
-            at=_now() if at is None else _utc(at),
-            server=server,
-            tool=tool,
-            caller=caller,
-            argument_bytes=len(canonical),
-            argument_sha256=hashlib.sha256(canonical).hexdigest(),
-            arguments=kept,
-            outcome=outcome,
-            error=None if error is None else error[:MAX_ERROR_CHARS],
-            duration_s=float(duration_s),
-            kind=kind,
+        entry = CallEntry(server, tool, outcome, duration_s, caller, arguments, error, at, kind)
+        (record,) = await self.record_calls((entry,))
+        return record
+
+    async def record_calls(self, entries: Sequence[CallEntry]) -> tuple[CallRecord, ...]:
+        """Audit many requests in one transaction (each as `record_call` would): all are written or
+        none is. The records come back in the order of `entries`, with the ids the database gave them.
+
+        Raises:
+            UsageError: an entry's outcome is not a `CallOutcome` (nothing is written).
+            StoreError: the database refused or failed (nothing is written).
+        """
+        records = [_new_call_record(entry, keep_arguments=self._keep_call_arguments) for entry in entries]
+        if not records:
+            return ()
+        first = records[0]
+        doing = (
+            f"auditing a call to {first.server!r}/{first.tool!r}"
+            if len(records) == 1
+            else f"auditing {len(records)} calls"
         )
-        async with self._transaction(write=True, doing=f"auditing a call to {server!r}/{tool!r}") as session:
-            insert = sa.insert(call_audit).values(**_row_values(record)).returning(call_audit.c.id)
-            call_id = int((await session.execute(insert)).scalar_one())
-        return dataclasses.replace(record, id=call_id)
+        insert = sa.insert(call_audit).returning(call_audit.c.id, sort_by_parameter_order=True)
+        async with self._transaction(write=True, doing=doing) as session:
+            ids = (await session.execute(insert, [_row_values(record) for record in records])).scalars().all()
+        return tuple(dataclasses.replace(record, id=int(call_id)) for record, call_id in zip(records, ids, strict=True))
 
     async def list_calls(
         self, server: str | None = None, since: datetime | None = None, limit: int = DEFAULT_LIST_LIMIT
@@ -849,6 +852,28 @@ def _canonical_json(arguments: Mapping[str, Any]) -> bytes:
     # Sorted keys and no spaces: equal arguments hash equal whatever order the LLM wrote them in.
     text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
     return text.encode("utf-8")
+
+
+def _new_call_record(entry: CallEntry, *, keep_arguments: bool) -> CallRecord:
+    """The row `entry` becomes, id 0 until the database assigns one: its arguments' size and hash,
+    the arguments themselves only with `keep_arguments`, the error text cut."""
+    if entry.outcome not in CALL_OUTCOMES:
+        raise UsageError(f"outcome must be one of {', '.join(CALL_OUTCOMES)}, not {entry.outcome!r}.")
+    canonical = b"" if entry.arguments is None else _canonical_json(entry.arguments)
+    return CallRecord(
+        id=0,
+        at=_now() if entry.at is None else _utc(entry.at),
+        server=entry.server,
+        tool=entry.tool,
+        caller=entry.caller,
+        argument_bytes=len(canonical),
+        argument_sha256=hashlib.sha256(canonical).hexdigest(),
+        arguments=json.loads(canonical) if keep_arguments and entry.arguments is not None else None,
+        outcome=Outcome(entry.outcome),
+        error=None if entry.error is None else entry.error[:MAX_ERROR_CHARS],
+        duration_s=float(entry.duration_s),
+        kind=entry.kind,
+    )
 
 
 def _row_values(record: CallRecord | ActionRecord) -> dict[str, Any]:
