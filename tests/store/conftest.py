@@ -1,5 +1,6 @@
 """Fixtures of the store battery: `store_target` (SQLite, then PostgreSQL) and an open `store`;
-`db_url`, a whole fresh database (SQLite file or PostgreSQL database) for stations, the CLI and `up`."""
+`db_url`, a whole fresh database (SQLite file or PostgreSQL database) for stations, the CLI and `up`;
+`pg_db_url`, the same on PostgreSQL only (skipped, with the reason, where none answers)."""
 
 from __future__ import annotations
 
@@ -47,5 +48,11 @@ async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'store' / 'mcpstation.db'}"
         return
+    async with fresh_database(await require_postgres()) as url:
+        yield url
+
+
+@pytest.fixture
+async def pg_db_url() -> AsyncIterator[str]:
     async with fresh_database(await require_postgres()) as url:
         yield url

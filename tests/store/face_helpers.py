@@ -94,10 +94,19 @@ class RunningUp:
     url: str
     process: Process
     log: list[str] = field(default_factory=list)
+    killed: bool = False
 
     @property
     def text(self) -> str:
         return "".join(self.log)
+
+    async def kill(self) -> None:
+        """SIGKILL it, as when its machine dies, and wait until it is gone; `running_up` then
+        checks no exit code."""
+        self.killed = True
+        self.process.kill()
+        with anyio.fail_after(STOP_TIMEOUT_S):
+            await self.process.wait()
 
 
 @asynccontextmanager
@@ -109,7 +118,7 @@ async def running_up(
     env: Mapping[str, str] | None = None,
 ) -> AsyncIterator[RunningUp]:
     """`mcpstation --db-url DB_URL --config CONFIG up --port 0 ARGS...`, until the block ends; then
-    SIGTERM, and the exit code must be 0. `env` adds to the environment."""
+    SIGTERM, and the exit code must be 0 (unless the test killed it). `env` adds to the environment."""
     command = [PY, "-m", "mcpstation", "--db-url", db_url, "--config", str(config), "up", "--port", "0", *args]
     process = await anyio.open_process(
         command,
@@ -139,11 +148,13 @@ async def running_up(
             with anyio.fail_after(START_TIMEOUT_S):
                 await served.wait()
             assert serving, f"`up` exited before serving:\n{''.join(log)}"
-            yield RunningUp(serving[0], process, log)
-            process.send_signal(signal.SIGTERM)
-            with anyio.fail_after(STOP_TIMEOUT_S):
-                code = await process.wait()
-            assert code == 0, f"`up` exited {code}:\n{''.join(log)}"
+            up = RunningUp(serving[0], process, log)
+            yield up
+            if not up.killed:
+                process.send_signal(signal.SIGTERM)
+                with anyio.fail_after(STOP_TIMEOUT_S):
+                    code = await process.wait()
+                assert code == 0, f"`up` exited {code}:\n{''.join(log)}"
     finally:
         if process.returncode is None:
             process.kill()

@@ -6,13 +6,11 @@ and no station logs a store error.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
 
 import anyio
 import pytest
 import sqlalchemy as sa
 from face_helpers import station_config, tiny
-from store_helpers import fresh_database, require_postgres
 
 from mcpstation import Station
 from mcpstation.events import StationEvent
@@ -25,12 +23,6 @@ STATIONS = 20
 SERVERS = ("alpha", "beta", "gamma")
 TOOLS_PER_SERVER = 40
 ALL_READY_TIMEOUT_S = 180.0  # 20 stations x 3 stdio servers starting at once on a loaded 2-core machine
-
-
-@pytest.fixture
-async def pg_db_url() -> AsyncIterator[str]:
-    async with fresh_database(await require_postgres()) as url:
-        yield url
 
 
 async def test_twenty_stations_starting_at_once_on_one_new_database_agree(

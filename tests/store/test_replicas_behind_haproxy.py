@@ -10,20 +10,26 @@ Skipped (with the reason) without PostgreSQL or without HAProxy (Debian: `apt-ge
 
 from __future__ import annotations
 
-import shutil
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any
 
-import anyio
 import httpx2
 import pytest
 from face_helpers import RunningUp, demo, running_up, toml_config
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from store_helpers import fresh_database, require_postgres
+from replica_helpers import (
+    BALANCER_ARGS,
+    BALANCER_HOST,
+    balancer,
+    balancer_transport,
+    bearer,
+    call,
+    haproxy_or_skip,
+    in_rotation,
+    tool_names,
+    within,
+)
 
 from mcpstation.store import Store
 from mcpstation.testing import serve_demo
@@ -31,84 +37,9 @@ from mcpstation.testing import serve_demo
 pytestmark = [pytest.mark.anyio, pytest.mark.timeout(600)]
 
 REPLICAS = 3
-HAPROXY_CONFIG = Path(__file__).with_name("haproxy.cfg")
-BALANCER_HOST = "balancer"  # the Host header clients of the balancer send; every replica accepts it
 # The promise is 1 s (measured 0.2-0.6 s, printed with -s); the bound is generous because the
 # machine running the tests may be loaded many times over.
 FOLLOW_WITHIN_S = 5.0  # a change made through one replica is in effect on another within this
-ROTATION_TIMEOUT_S = 60.0  # the balancer's health checks put every replica in rotation
-HAPROXY_STOP_S = 10.0
-POLL_S = 0.02  # how often a condition is looked at again (never a synchronisation)
-
-
-@pytest.fixture
-async def pg_db_url() -> AsyncIterator[str]:
-    async with fresh_database(await require_postgres()) as url:
-        yield url
-
-
-def haproxy_or_skip() -> str:
-    found = shutil.which("haproxy")
-    if found is None:
-        pytest.skip("HAProxy is not installed (Debian: apt-get install haproxy)")
-    return found
-
-
-@asynccontextmanager
-async def balancer(haproxy: str, tmp_path: Path, replicas: list[RunningUp]) -> AsyncIterator[httpx2.AsyncClient]:
-    """HAProxy in front of `replicas`, listening on a Unix socket; a client of it."""
-    socket_path = tmp_path / "balancer.sock"
-    servers = "\n".join(
-        f"    server r{index} {replica.url.removeprefix('http://')} check inter 250ms fall 2 rise 1"
-        for index, replica in enumerate(replicas, 1)
-    )
-    text = HAPROXY_CONFIG.read_text().format(bind=f"unix@{socket_path}", host=BALANCER_HOST, servers=servers)
-    config = tmp_path / "haproxy.cfg"
-    config.write_text(text)
-    checked = await anyio.run_process([haproxy, "-c", "-f", str(config)], check=False)
-    assert checked.returncode == 0, checked.stderr.decode(errors="replace")
-    with (tmp_path / "haproxy.log").open("wb") as log:
-        process = await anyio.open_process([haproxy, "-db", "-f", str(config)], stdout=log, stderr=log)
-        try:
-            transport = httpx2.AsyncHTTPTransport(uds=str(socket_path))
-            base_url = f"http://{BALANCER_HOST}"
-            async with httpx2.AsyncClient(transport=transport, base_url=base_url, timeout=30) as client:
-                yield client
-        finally:
-            process.terminate()
-            with anyio.CancelScope(shield=True), anyio.move_on_after(HAPROXY_STOP_S):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-                with anyio.CancelScope(shield=True):
-                    await process.wait()
-
-
-async def within(seconds: float, what: str, check: Callable[[], Awaitable[bool]]) -> float:
-    """Wait until `check()` is true; how long it took. Fails the test past `seconds`."""
-    started = time.perf_counter()
-    with anyio.move_on_after(seconds):
-        while not await check():  # noqa: ASYNC110  # state of other processes, seen over HTTP
-            await anyio.sleep(POLL_S)
-        return time.perf_counter() - started
-    raise AssertionError(f"{what}: not within {seconds} s")
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
-
-
-async def tool_names(client: httpx2.AsyncClient, url: str, token: str) -> set[str]:
-    answer = await client.get(f"{url}/api/mcp/tools", headers=bearer(token))
-    assert answer.status_code == 200, answer.text
-    return {tool["name"] for tool in answer.json()["tools"]}
-
-
-async def call(client: httpx2.AsyncClient, url: str, token: str, tool: str, arguments: dict[str, Any]) -> Any:
-    answer = await client.post(
-        f"{url}/api/mcp/tools/{tool}/call", params={"answer": "result"}, json=arguments, headers=bearer(token)
-    )
-    return answer.json()
 
 
 async def test_three_replicas_behind_haproxy_share_one_truth(pg_db_url: str, tmp_path: Path) -> None:
@@ -123,23 +54,13 @@ async def test_three_replicas_behind_haproxy_share_one_truth(pg_db_url: str, tmp
         for index in range(1, REPLICAS + 1):
             home = tmp_path / f"replica-{index}"
             home.mkdir()
-            args = ["--public-health", "--allow-host", f"{BALANCER_HOST}:*"]
             env = {"MCPSTATION_REPLICA_ID": f"replica-{index}"}
-            replicas.append(await stack.enter_async_context(running_up(home, pg_db_url, config, args, env)))
+            replicas.append(await stack.enter_async_context(running_up(home, pg_db_url, config, BALANCER_ARGS, env)))
         lb = await stack.enter_async_context(balancer(haproxy, tmp_path, replicas))
         direct = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
         first, _, third = (replica.url for replica in replicas)
 
-        seen: set[str] = set()
-
-        async def all_in_rotation() -> bool:
-            answer = await lb.get("/api/health")
-            if answer.status_code == 200:
-                seen.add(answer.json()["replica"]["id"])
-            return len(seen) == REPLICAS
-
-        await within(ROTATION_TIMEOUT_S, "every replica served through the balancer", all_in_rotation)
-        assert seen == {f"replica-{index}" for index in range(1, REPLICAS + 1)}
+        await in_rotation(lb, {f"replica-{index}" for index in range(1, REPLICAS + 1)})
 
         # A server added through replica 1 is callable through replica 3 at once.
         added = await direct.post(
@@ -159,8 +80,7 @@ async def test_three_replicas_behind_haproxy_share_one_truth(pg_db_url: str, tmp
             assert result["outcome"] == "ok" and result["text"] == str(attempt + 1), result
         # The gateway through the balancer: modern-era (stateless) requests, each on any replica; the
         # Host header has no port, as behind a balancer on a standard port.
-        socket_path = str(tmp_path / "balancer.sock")
-        transport = httpx2.AsyncHTTPTransport(uds=socket_path)
+        transport = balancer_transport(tmp_path)
         async with httpx2.AsyncClient(transport=transport, headers=bearer(admin), timeout=30) as http:
             async with Client(streamable_http_client(f"http://{BALANCER_HOST}/mcp", http_client=http)) as client:
                 for attempt in range(REPLICAS * 2):
