@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import aiosqlite
 import pytest
 import sqlalchemy as sa
 from store_helpers import StoreTarget
 
 from mcpstation.errors import StoreError, UsageError
-from mcpstation.store import Store
+from mcpstation.store import DATABASE_FILE_NAME, Store, _engine
 from mcpstation.store._schema import METADATA
 
 pytestmark = pytest.mark.anyio
@@ -67,3 +70,18 @@ async def test_only_the_hash_is_stored(store_target: StoreTarget) -> None:
         assert b"ci" in stored  # the bytes are readable: the name is there
         assert token.encode() not in stored
         assert token.removeprefix("mcps_").encode() not in stored
+
+
+async def test_a_token_is_good_while_another_process_holds_the_write_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_engine, "SQLITE_BUSY_TIMEOUT_S", 0.2)  # how long the note of its use waits
+    async with await Store.open(data_dir=tmp_path) as store:
+        token, _ = await store.create_token("ci", "user")
+        async with aiosqlite.connect(tmp_path / DATABASE_FILE_NAME) as other:
+            await other.execute("BEGIN IMMEDIATE")  # another process writing, for longer than the busy timeout
+            held = await store.verify_token(token)
+            await other.rollback()
+        assert held is not None and (held.name, held.last_used_at) == ("ci", None)  # good; its use not noted yet
+        noted = await store.verify_token(token)
+        assert noted is not None and noted.last_used_at is not None

@@ -506,7 +506,15 @@ class Store:
         return token, ApiToken(token_id, name, role, now, None)
 
     async def verify_token(self, token: str) -> ApiToken | None:
-        """The token's record if `token` is one the store issued (and not revoked), else None."""
+        """The token's record if `token` is one the store issued (and not revoked), else None.
+
+        Its `last_used_at` is rewritten at most once a minute. That write is a note, not part of
+        the check: when it fails (another process kept the write lock past the busy timeout), the
+        token is still good, the failure is logged, and the note waits for the next use.
+
+        Raises:
+            StoreError: the token could not be read.
+        """
         digest = _token_hash(token)
         query = sa.select(api_tokens).where(api_tokens.c.token_sha256 == digest)
         async with self._transaction(doing="verifying an API token") as session:
@@ -517,8 +525,13 @@ class Store:
         now = _now()
         if record.last_used_at is not None and now - record.last_used_at < timedelta(seconds=LAST_USED_RESOLUTION_S):
             return record
-        async with self._transaction(write=True, doing="noting an API token's use") as session:
-            await session.execute(sa.update(api_tokens).where(api_tokens.c.id == record.id).values(last_used_at=now))
+        try:
+            async with self._transaction(write=True, doing="noting an API token's use") as session:
+                update = sa.update(api_tokens).where(api_tokens.c.id == record.id).values(last_used_at=now)
+                await session.execute(update)
+        except StoreError as exc:
+            logger.warning("token %r is good, but its use could not be noted: %s", record.name, exc)
+            return record
         return ApiToken(record.id, record.name, record.role, record.created_at, now)
 
     async def list_tokens(self) -> tuple[ApiToken, ...]:
