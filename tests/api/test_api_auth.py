@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import aiosqlite
 import anyio
 import pytest
 from api_helpers import START_TIMEOUT_S, demo, running_api
@@ -19,7 +20,7 @@ from station_helpers import inproc
 
 from mcpstation.api import check_bind
 from mcpstation.errors import UsageError
-from mcpstation.store import Store
+from mcpstation.store import DATABASE_FILE_NAME, Store
 
 pytestmark = pytest.mark.anyio
 
@@ -181,3 +182,15 @@ async def test_admin_token_reaches_the_gateway_at_mcp(tmp_path: Path):
                 assert "mcp_demo_add" in {t.name for t in tools.tools}
                 result = await client.call_tool("mcp_demo_add", {"a": 20, "b": 22})
                 assert not result.is_error and result.content[0].text == "42"
+
+
+async def test_a_token_that_cannot_be_checked_gets_the_stores_error_not_a_bare_500(tmp_path: Path):
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with running_api(tmp_path, [inproc("demo")]) as api, api.client("user") as user:
+            assert (await user.get("/api/mcp/tools")).status_code == 200
+            async with aiosqlite.connect(tmp_path / DATABASE_FILE_NAME) as other:
+                await other.execute("DROP TABLE api_tokens")  # the store breaks under the running station
+                await other.commit()
+            broken = await user.get("/api/mcp/tools")
+            assert_error(broken, 500, "StoreError")
+            assert "verifying an API token" in broken.json()["message"]

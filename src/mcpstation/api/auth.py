@@ -38,9 +38,9 @@ from urllib.parse import parse_qs
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from mcpstation.api.errors import ApiError, error_response, forbidden, unauthorized
+from mcpstation.api.errors import ApiError, error_response, forbidden, from_station_error, unauthorized
 from mcpstation.config.models import Role
-from mcpstation.errors import UsageError
+from mcpstation.errors import StoreError, UsageError
 from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller, Face
 from mcpstation.store import Store
 
@@ -206,6 +206,9 @@ class AccessGuard:
             caller = await self._admit(scope)
         except ApiError as exc:
             await error_response(exc)(scope, receive, send)
+            return
+        except StoreError as exc:  # a token could not be checked: the same answer a handler gives
+            await error_response(from_station_error(exc))(scope, receive, send)
             return
         if caller is not None:
             scope[CALLER_SCOPE_KEY] = caller
