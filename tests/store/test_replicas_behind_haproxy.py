@@ -2,8 +2,8 @@
 replica a request lands on.
 
 A dynamic server added through replica 1's API is callable through replica 3 at once (the time is
-printed; the bound is generous); a
-token made by the CLI works on every replica at once; a tool pin approved on one replica is
+printed; the bound is generous); a token made by `mcpstation token create` works on every replica
+at once; a tool pin approved on one replica is
 honoured on all; and the balancer, health-checking `/api/health`, spreads requests over all three.
 Skipped (with the reason) without PostgreSQL or without HAProxy (Debian: `apt-get install haproxy`).
 """
@@ -16,6 +16,7 @@ from pathlib import Path
 import httpx2
 import pytest
 from face_helpers import RunningUp, demo, running_up, toml_config
+from face_helpers import cli as run_cli
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from replica_helpers import (
@@ -88,8 +89,8 @@ async def test_three_replicas_behind_haproxy_share_one_truth(pg_db_url: str, tmp
                     assert not answer.is_error and answer.content[0].text == str(attempt + 2), answer
 
         # A token the CLI makes works on every replica at once, and through the balancer.
-        async with await Store.open(pg_db_url, replica_id="cli") as cli:
-            user, _ = await cli.create_token("late", "user", actor="cli")
+        created = await run_cli(tmp_path, pg_db_url, "token", "create", "--role", "user", "--name", "late", "--json")
+        user = created["token"]
         for replica in replicas:
             assert "mcp_extra_add" in await tool_names(direct, replica.url, user)
         assert (await lb.get("/api/mcp/tools", headers=bearer(user))).status_code == 200
