@@ -22,8 +22,9 @@ the tokens held in memory, and would spend a rotating refresh token a second tim
 `OAuthProviders` hands every session of a server the same provider (a new one only when the
 server's settings change), and with it one lock, one token set and the discovered metadata.
 Across processes (replicas on one store, stations on one token directory) the storage's lock
-(`exclusive`: an advisory lock on PostgreSQL, a file lock otherwise) makes a refresh happen once:
-the first refreshes, the others adopt what it stored (`_SharedTokens`).
+(`exclusive`: an advisory lock on PostgreSQL, a file lock otherwise) makes a refresh, and a
+sign-in, happen once: the first refreshes or asks a person, the others adopt what it stored
+(`_SharedTokens`).
 
 Long because one authorization flow's pieces (metadata discovery, client registration, the loopback
 redirect listener, token storage and refresh) share its state and are only ever used together.
@@ -93,6 +94,7 @@ CALLBACK_READ_TIMEOUT_S = 10.0  # time a connection to the callback server gets 
 MAX_REQUEST_HEAD_BYTES = 16 * 1024
 EXPIRY_SKEW_S = 30.0  # a stored token this close to expiry is refreshed before use
 REFRESH_LOCK_TIMEOUT_S = 60.0  # how long a refresh waits for another process's refresh of the same server
+SIGN_IN_LOCK_TIMEOUT_S = AUTHORIZATION_TIMEOUT_S + 60.0  # how long a refused request waits for another's sign-in
 _FILE_VERSION = 1
 
 RedirectHandler = Callable[[str], Awaitable[None]]
@@ -157,8 +159,8 @@ class _TokenStorage(abc.ABC):
         """Forget everything stored for this server (sign out)."""
 
     @abc.abstractmethod
-    def exclusive(self) -> AbstractAsyncContextManager[None]:
-        """This server's lock across every process sharing the storage: held while refreshing."""
+    def exclusive(self, *, timeout_s: float = REFRESH_LOCK_TIMEOUT_S) -> AbstractAsyncContextManager[None]:
+        """This server's lock across every process sharing the storage: held while refreshing or signing in."""
 
     @abc.abstractmethod
     async def _read(self) -> dict[str, Any]:
@@ -195,8 +197,8 @@ class FileTokenStorage(_TokenStorage):
     def __repr__(self) -> str:
         return f"<FileTokenStorage {str(self.path)!r}>"
 
-    def exclusive(self) -> AbstractAsyncContextManager[None]:
-        return file_lock(self.path.with_name(f"{self.path.name}.lock"), timeout_s=REFRESH_LOCK_TIMEOUT_S)
+    def exclusive(self, *, timeout_s: float = REFRESH_LOCK_TIMEOUT_S) -> AbstractAsyncContextManager[None]:
+        return file_lock(self.path.with_name(f"{self.path.name}.lock"), timeout_s=timeout_s)
 
     def registered_redirect_uri(self) -> str | None:
         """The loopback redirect URI the stored client was registered with, read synchronously."""
@@ -305,7 +307,7 @@ class OAuthStore(Protocol):
 
     async def delete_oauth(self, server: str) -> bool: ...
 
-    def exclusive(self, name: str) -> AbstractAsyncContextManager[None]: ...
+    def exclusive(self, name: str, *, timeout_s: float) -> AbstractAsyncContextManager[None]: ...
 
 
 class StoreTokenStorage(_TokenStorage):
@@ -328,8 +330,8 @@ class StoreTokenStorage(_TokenStorage):
     async def clear(self) -> None:
         await self.store.delete_oauth(self.server)
 
-    def exclusive(self) -> AbstractAsyncContextManager[None]:
-        return self.store.exclusive(f"oauth-refresh:{self.server}")
+    def exclusive(self, *, timeout_s: float = REFRESH_LOCK_TIMEOUT_S) -> AbstractAsyncContextManager[None]:
+        return self.store.exclusive(f"oauth:{self.server}", timeout_s=timeout_s)
 
     async def _read(self) -> dict[str, Any]:
         record = await self.store.get_oauth(self.server)
@@ -538,13 +540,16 @@ class _SharedTokens(OAuthClientProvider):
     an expired one would earn a 401 and an interactive re-authorization although a refresh token
     is at hand.
 
-    One refresh: replicas on one store (or processes on one token directory) share the tokens,
-    and with a rotating refresh token only the first refresh succeeds. So a flow that finds its
-    access token expired first takes the storage's cross-process lock, then adopts tokens another
-    process stored meanwhile; the SDK's flow then refreshes only if those are expired too. The lock
-    goes as soon as the request being authenticated is sent. The SDK's per-provider lock is taken
-    here, around its flow (its own `async with` gets a pass-through), so every flow takes the two
-    locks in one order and they never wait on each other.
+    One refresh and one sign-in: replicas on one store (or processes on one token directory) share
+    the tokens; with a rotating refresh token only the first refresh succeeds, and a sign-in needs a
+    person. So a flow that finds its access token expired first takes the storage's cross-process
+    lock, then adopts tokens another process stored meanwhile; the SDK's flow then refreshes only if
+    those are expired too. A request refused with 401 likewise takes the lock and, if another process
+    stored tokens meanwhile, is sent again with them; only if that is refused too does the SDK's
+    flow authorize afresh, still under the lock, so the others wait for it and then adopt its
+    tokens. The lock goes as soon as the request being authenticated is sent with tokens no one
+    refused. The SDK's per-provider lock is taken here, around its flow (its own `async with` gets
+    a pass-through), so every flow takes the two locks in one order and they never wait on each other.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -579,22 +584,33 @@ class _SharedTokens(OAuthClientProvider):
                     if outgoing is request:
                         await refreshing.aclose()  # refreshed (or not needed): others may go
                     response = yield outgoing
+                    if outgoing is request and response.status_code == 401 and isinstance(storage, _TokenStorage):
+                        await refreshing.enter_async_context(storage.exclusive(timeout_s=SIGN_IN_LOCK_TIMEOUT_S))
+                        if await self._adopt_stored_tokens(storage):
+                            self._add_auth_header(request)
+                            response = yield request  # again, with what another process stored
+                            if response.status_code != 401:
+                                await refreshing.aclose()
                     outgoing = await flow.asend(response)
             except StopAsyncIteration:
                 return
             finally:
                 await flow.aclose()
 
-    async def _adopt_stored_tokens(self, storage: _TokenStorage) -> None:
-        """Take up the tokens another process stored since these were loaded (it refreshed first)."""
+    async def _adopt_stored_tokens(self, storage: _TokenStorage) -> bool:
+        """Take up the tokens another process stored since these were loaded (it refreshed or signed
+        in first); whether they were new and are valid."""
         stored = await storage.get_tokens()
         held = self.context.current_tokens
-        if stored is None or held is None or stored.access_token == held.access_token:
-            return
+        if stored is None or (held is not None and stored.access_token == held.access_token):
+            return False
         expires_at = await storage.get_token_expiry()
         self.context.current_tokens = stored
         self.context.token_expiry_time = None if expires_at is None else expires_at - EXPIRY_SKEW_S
-        logger.info("OAuth tokens of %s were refreshed by another process; using them", self.context.server_url)
+        if self.context.client_info is None:  # the client another process registered, to refresh with later
+            self.context.client_info = await storage.get_client_info()
+        logger.info("OAuth tokens of %s were stored by another process; using them", self.context.server_url)
+        return self.context.is_token_valid()
 
 
 class _AuthorizationCodeProvider(_SharedTokens):

@@ -1,10 +1,11 @@
-"""An expired OAuth token is refreshed once across replicas, not once per replica.
+"""An expired OAuth token is refreshed once across replicas, and a person asked to sign in once.
 
 Each replica is a station's own `Store` on one database (its own pool, so its own PostgreSQL
 sessions and its own SQLite file descriptors) with its own `OAuthProviders`, or, without a store,
 its own providers on one token directory. The authorization server rotates refresh tokens (each
 works once) and answers slowly, so replicas that refreshed each for itself would spend the
-refresh token twice and the loser would fall back to an interactive sign-in.
+refresh token twice and the loser would fall back to an interactive sign-in; replicas with no
+tokens at all would each show the person an authorization URL.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from store_helpers import StoreTarget
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "host"))
 
-from test_oauth import RESOURCE, AuthWorld, spec
+from test_oauth import RESOURCE, AuthWorld, consenting_browser, spec
 
 from mcpstation.host.oauth import FileTokenStorage, OAuthProviders, StoreTokenStorage, token_file
 from mcpstation.store import Store
@@ -50,6 +51,17 @@ async def stale(storage: StoreTokenStorage | FileTokenStorage) -> None:
     await storage.set_client_info(
         OAuthClientInformationFull(client_id="c", redirect_uris=[AnyUrl("http://127.0.0.1:1/callback")])
     )
+
+
+class Person:
+    """Signs in whenever asked, and counts how often that was."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+
+    async def __call__(self, authorization_url: str) -> None:
+        self.asked += 1
+        await consenting_browser(authorization_url)
 
 
 async def requests_through(world: AuthWorld, providers: list[OAuthProviders]) -> list[int]:
@@ -109,3 +121,34 @@ async def test_stations_on_one_token_directory_refresh_once(tmp_path: Path) -> N
     assert world.counts.get("refresh_token") == 1 and "authorization_code" not in world.counts
     tokens = await FileTokenStorage(token_file(directory, "remote"), server_url=RESOURCE).get_tokens()
     assert tokens is not None and tokens.refresh_token == "r1"
+
+
+async def test_replicas_without_tokens_ask_for_one_sign_in(store_target: StoreTarget, tmp_path: Path) -> None:
+    stores: list[Store] = []
+    try:
+        for _ in range(REPLICAS):
+            stores.append(await store_target.open())
+        world = SlowTokenEndpoint()
+        person = Person()
+        providers = [OAuthProviders(tmp_path / f"unused-{n}", store=store, redirect_handler=person) for n, store in
+                     enumerate(stores)]  # fmt: skip
+
+        statuses = await requests_through(world, providers)
+
+        assert statuses == [200] * (REPLICAS * REQUESTS_PER_REPLICA)
+        assert person.asked == 1
+        assert world.counts.get("authorization_code") == 1 and world.counts.get("register") == 1
+    finally:
+        for store in stores:
+            await store.aclose()
+
+
+async def test_stations_on_one_token_directory_ask_for_one_sign_in(tmp_path: Path) -> None:
+    world = SlowTokenEndpoint()
+    person = Person()
+    providers = [OAuthProviders(tmp_path / "oauth", redirect_handler=person) for _ in range(REPLICAS)]
+
+    statuses = await requests_through(world, providers)
+
+    assert statuses == [200] * (REPLICAS * REQUESTS_PER_REPLICA)
+    assert person.asked == 1 and world.counts.get("authorization_code") == 1
