@@ -128,3 +128,21 @@ async def call(client: httpx2.AsyncClient, url: str, token: str, tool: str, argu
         f"{url}/api/mcp/tools/{tool}/call", params={"answer": "result"}, json=arguments, headers=bearer(token)
     )
     return answer.json()
+
+
+async def add_http_server(client: httpx2.AsyncClient, url: str, token: str, name: str, server_url: str) -> None:
+    """Add a streamable HTTP server through the API at `url`; it must be READY in the answer."""
+    added = await client.post(
+        f"{url}/api/mcp/servers", json={"name": name, "transport": "http", "url": server_url}, headers=bearer(token)
+    )
+    assert added.status_code == 200 and added.json()["state"] == "READY", added.text
+
+
+def adds_up(client: httpx2.AsyncClient, url: str, token: str, tool: str) -> Callable[[], Awaitable[bool]]:
+    """A check for `within`: `tool` (the demo server's `add`) answers 2 + 3 through the API at `url`."""
+
+    async def check() -> bool:
+        result = await call(client, url, token, tool, {"a": 2, "b": 3})
+        return bool(result.get("outcome") == "ok" and result.get("text") == "5")
+
+    return check

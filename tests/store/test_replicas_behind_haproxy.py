@@ -22,6 +22,8 @@ from mcp.client.streamable_http import streamable_http_client
 from replica_helpers import (
     BALANCER_ARGS,
     BALANCER_HOST,
+    add_http_server,
+    adds_up,
     balancer,
     balancer_transport,
     bearer,
@@ -64,17 +66,8 @@ async def test_three_replicas_behind_haproxy_share_one_truth(pg_db_url: str, tmp
         await in_rotation(lb, {f"replica-{index}" for index in range(1, REPLICAS + 1)})
 
         # A server added through replica 1 is callable through replica 3 at once.
-        added = await direct.post(
-            f"{first}/api/mcp/servers",
-            json={"name": "extra", "transport": "http", "url": upstream.url},
-            headers=bearer(admin),
-        )
-        assert added.status_code == 200 and added.json()["state"] == "READY", added.text
-
-        async def callable_on_third() -> bool:
-            result = await call(direct, third, admin, "mcp_extra_add", {"a": 2, "b": 3})
-            return result.get("outcome") == "ok" and result.get("text") == "5"
-
+        await add_http_server(direct, first, admin, "extra", upstream.url)
+        callable_on_third = adds_up(direct, third, admin, "mcp_extra_add")
         added_s = await within(FOLLOW_WITHIN_S, "the server added on replica 1, on replica 3", callable_on_third)
         for attempt in range(REPLICAS * 2):  # round robin: every replica answers some of these
             result = await call(lb, "", admin, "mcp_extra_add", {"a": attempt, "b": 1})

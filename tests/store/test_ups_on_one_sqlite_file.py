@@ -19,7 +19,7 @@ import pytest
 from face_helpers import RunningUp, cli, running_up, tiny, toml_config
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from replica_helpers import bearer, call, tool_names, within
+from replica_helpers import add_http_server, adds_up, bearer, call, tool_names, within
 
 from mcpstation.testing import serve_demo
 
@@ -49,17 +49,8 @@ async def test_two_ups_on_one_sqlite_file_converge(tmp_path: Path) -> None:
         assert "mcp_right_add" in await tool_names(http, second, admin)  # each its own config
 
         # A server added through the first `up`'s API is callable through the second's.
-        added = await http.post(
-            f"{first}/api/mcp/servers",
-            json={"name": "extra", "transport": "http", "url": upstream.url},
-            headers=bearer(admin),
-        )
-        assert added.status_code == 200 and added.json()["state"] == "READY", added.text
-
-        async def callable_on_second() -> bool:
-            result = await call(http, second, admin, "mcp_extra_add", {"a": 2, "b": 3})
-            return result.get("outcome") == "ok" and result.get("text") == "5"
-
+        await add_http_server(http, first, admin, "extra", upstream.url)
+        callable_on_second = adds_up(http, second, admin, "mcp_extra_add")
         added_s = await within(FOLLOW_WITHIN_S, "the server added on up 1, on up 2", callable_on_second)
         gateway_http = await stack.enter_async_context(httpx2.AsyncClient(headers=bearer(admin), timeout=30))
         transport = streamable_http_client(f"{second}/mcp", http_client=gateway_http)
