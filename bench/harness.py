@@ -157,13 +157,30 @@ def settle() -> None:
 # -- processes ----------------------------------------------------------------------------------------
 
 
-def rss_bytes() -> int:
-    """This process's resident set size (VmRSS) in bytes."""
+def _status_bytes(key: str) -> int:
     with open("/proc/self/status") as status:
         for line in status:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) * 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
+    raise RuntimeError(f"no {key} in /proc/self/status")
+
+
+def rss_bytes() -> int:
+    """This process's resident set size (VmRSS) in bytes."""
+    return _status_bytes("VmRSS")
+
+
+def reset_peak_rss() -> int:
+    """Collect garbage, set the kernel's peak-RSS mark (VmHWM) to the RSS now, and return that RSS in bytes."""
+    gc.collect()
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")
+    return rss_bytes()
+
+
+def peak_rss_bytes() -> int:
+    """The kernel's peak-RSS mark (VmHWM) in bytes: the most this process held since it was reset."""
+    return _status_bytes("VmHWM")
 
 
 def descendants(root: int | None = None) -> list[tuple[int, str]]:

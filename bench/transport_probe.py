@@ -10,7 +10,6 @@ reset and the one request made; prints one JSON line: peak RSS growth, seconds, 
 
 from __future__ import annotations
 
-import gc
 import json
 import sys
 import time
@@ -20,6 +19,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio
+from harness import peak_rss_bytes, reset_peak_rss
 from mcp.client import ClientSession
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
@@ -32,22 +32,6 @@ ANSWER_TIMEOUT_S = 120.0  # the SDK side may never answer a listing it cannot pa
 MODES = {"big_line": "big-line", "schema_bombs": "schema-bombs"}
 
 
-def _status_kib(key: str) -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    raise RuntimeError(f"no {key}")
-
-
-def _reset_peak() -> int:
-    """Collect garbage, set the kernel's peak-RSS mark to the RSS now, and return that RSS in KiB."""
-    gc.collect()
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")
-    return _status_kib("VmRSS")
-
-
 async def probe(side: str, case: str) -> dict[str, Any]:
     params = rogue_server_params(MODES[case])
     transport = stdio_client(params) if side == "sdk" else stdio_transport(params, server=case)
@@ -56,7 +40,7 @@ async def probe(side: str, case: str) -> dict[str, Any]:
         if case == "big_line":
             await session.list_tools()
             await session.call_tool("echo", {"message": "warm"})
-        base = _reset_peak()
+        base = reset_peak_rss()
         started = time.perf_counter()
         try:
             with anyio.fail_after(ANSWER_TIMEOUT_S):
@@ -66,7 +50,7 @@ async def probe(side: str, case: str) -> dict[str, Any]:
         except TimeoutError:
             outcome = f"no answer within {ANSWER_TIMEOUT_S:g} s"
         seconds = time.perf_counter() - started
-        peak = (_status_kib("VmHWM") - base) * 1024
+        peak = peak_rss_bytes() - base
     return {"side": side, "case": case, "peak_growth_bytes": peak, "seconds": seconds, "outcome": outcome}
 
 

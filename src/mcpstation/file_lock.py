@@ -32,7 +32,7 @@ async def file_lock(path: Path, *, timeout_s: float) -> AsyncIterator[None]:
     fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         deadline = anyio.current_time() + timeout_s
-        while not _try_lock(fd):
+        while not try_lock(fd):
             if anyio.current_time() >= deadline:
                 raise TimeoutError(f"{path} was locked by another holder for over {timeout_s:g} s")
             await anyio.sleep(POLL_INTERVAL_S)
@@ -44,7 +44,8 @@ async def file_lock(path: Path, *, timeout_s: float) -> AsyncIterator[None]:
         os.close(fd)
 
 
-def _try_lock(fd: int) -> bool:
+def try_lock(fd: int) -> bool:
+    """Take the exclusive `flock` on the open file `fd` if no one holds it; whether it was taken."""
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

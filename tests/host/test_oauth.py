@@ -116,6 +116,24 @@ class AuthWorld:
         return httpx2.AsyncClient(transport=httpx2.MockTransport(self.handle), auth=auth)
 
 
+async def concurrent_gets(world: AuthWorld, auths: list[httpx2.Auth], each: int) -> list[int]:
+    """`each` requests at once through a client per auth, all clients at once; their statuses."""
+    statuses: list[int] = []
+
+    async def session(auth: httpx2.Auth) -> None:
+        async with world.client(auth) as http, anyio.create_task_group() as group:
+            for _ in range(each):
+                group.start_soon(get, http)
+
+    async def get(http: httpx2.AsyncClient) -> None:
+        statuses.append((await http.get(RESOURCE)).status_code)
+
+    async with anyio.create_task_group() as sessions:
+        for auth in auths:
+            sessions.start_soon(session, auth)
+    return statuses
+
+
 async def consenting_browser(authorization_url: str) -> None:
     """The person signs in at once: the browser lands on the loopback redirect URI."""
     query = {k: v[0] for k, v in parse_qs(urlsplit(authorization_url).query).items()}

@@ -22,7 +22,7 @@ from pydantic import AnyUrl
 sys.path.insert(0, str(Path(__file__).parents[1] / "store"))
 
 from store_helpers import PG_URL_ENV_VAR, postgres_url, run_admin
-from test_oauth import RESOURCE, AuthWorld, consenting_browser, spec
+from test_oauth import RESOURCE, AuthWorld, concurrent_gets, consenting_browser, spec
 from test_oauth_guard import ProtectedServer, serving
 from test_oauth_guard import consenting_browser as loopback_browser
 
@@ -109,26 +109,14 @@ async def test_concurrent_requests_of_two_sessions_refresh_once(store: Store, tm
     world = AuthWorld()
     await _stale_tokens(StoreTokenStorage(store, "remote", RESOURCE))
     providers = OAuthProviders(tmp_path, store=store, redirect_handler=consenting_browser)
-    statuses: list[int] = []
-
-    async def session(requests: int) -> None:
-        auth = providers(spec())
-        assert auth is not None
-        async with world.client(auth) as http, anyio.create_task_group() as group:
-            for _ in range(requests):
-                group.start_soon(lambda: _get(http, statuses))
+    auths = [providers(spec()), providers(spec())]
+    assert None not in auths
 
     with anyio.fail_after(FLOW_TIMEOUT_S):
-        async with anyio.create_task_group() as sessions:
-            sessions.start_soon(session, 4)
-            sessions.start_soon(session, 4)
+        statuses = await concurrent_gets(world, auths, 4)
 
     assert statuses == [200] * 8
     assert world.counts.get("refresh_token") == 1 and "authorization_code" not in world.counts
-
-
-async def _get(http: object, statuses: list[int]) -> None:
-    statuses.append((await http.get(RESOURCE)).status_code)  # type: ignore[attr-defined]
 
 
 async def test_a_stored_client_keeps_its_registered_redirect_port(store: Store, tmp_path: Path) -> None:

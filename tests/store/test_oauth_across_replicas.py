@@ -22,7 +22,7 @@ from store_helpers import StoreTarget
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "host"))
 
-from test_oauth import RESOURCE, AuthWorld, consenting_browser, spec
+from test_oauth import RESOURCE, AuthWorld, concurrent_gets, consenting_browser, spec
 
 from mcpstation.host.oauth import FileTokenStorage, OAuthProviders, StoreTokenStorage, token_file
 from mcpstation.store import Store
@@ -66,23 +66,10 @@ class Person:
 
 async def requests_through(world: AuthWorld, providers: list[OAuthProviders]) -> list[int]:
     """Every replica's requests at once; their statuses."""
-    statuses: list[int] = []
-
-    async def replica(providers: OAuthProviders) -> None:
-        auth = providers(spec())
-        assert auth is not None
-        async with world.client(auth) as http, anyio.create_task_group() as group:
-            for _ in range(REQUESTS_PER_REPLICA):
-                group.start_soon(get, http)
-
-    async def get(http: httpx2.AsyncClient) -> None:
-        statuses.append((await http.get(RESOURCE)).status_code)
-
+    auths = [each(spec()) for each in providers]
+    assert None not in auths
     with anyio.fail_after(FLOW_TIMEOUT_S):
-        async with anyio.create_task_group() as group:
-            for each in providers:
-                group.start_soon(replica, each)
-    return statuses
+        return await concurrent_gets(world, auths, REQUESTS_PER_REPLICA)
 
 
 async def test_replicas_on_one_store_refresh_once(store_target: StoreTarget, tmp_path: Path) -> None:

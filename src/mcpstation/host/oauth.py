@@ -151,8 +151,14 @@ class _TokenStorage(abc.ABC):
 
     async def get_token_expiry(self) -> float | None:
         """When the stored access token expires (seconds since the epoch), if the server said."""
-        expires_at = (await self._read()).get("expires_at")
-        return float(expires_at) if isinstance(expires_at, int | float) else None
+        return _expiry((await self._read()).get("expires_at"))
+
+    async def get_all(self) -> tuple[OAuthToken | None, float | None, OAuthClientInformationFull | None]:
+        """The tokens, their expiry and the client, from one read."""
+        record = await self._read()
+        tokens = self._parse(OAuthToken, record.get("tokens"))
+        client_info = self._parse(OAuthClientInformationFull, record.get("client_info"))
+        return tokens, _expiry(record.get("expires_at")), client_info
 
     @abc.abstractmethod
     async def clear(self) -> None:
@@ -178,6 +184,10 @@ class _TokenStorage(abc.ABC):
         except ValidationError as exc:
             logger.warning("%r holds an invalid %s (%s); ignoring it", self, model.__name__, exc)
             return None
+
+
+def _expiry(raw: object) -> float | None:
+    return float(raw) if isinstance(raw, int | float) else None
 
 
 class FileTokenStorage(_TokenStorage):
@@ -523,16 +533,6 @@ async def _respond(stream: Any, status: int, body: bytes) -> None:
 # -- providers ---------------------------------------------------------------------------------------
 
 
-class _PassThrough:
-    """Stands in for the SDK flow's own lock, which `_SharedTokens._auth_flow` takes around it."""
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *_: object) -> None:
-        return None
-
-
 class _SharedTokens(OAuthClientProvider):
     """What every provider of ours adds to the SDK's: stored expiry, and one refresh across processes.
 
@@ -549,13 +549,13 @@ class _SharedTokens(OAuthClientProvider):
     flow authorize afresh, still under the lock, so the others wait for it and then adopt its
     tokens. The lock goes as soon as the request being authenticated is sent with tokens no one
     refused. The SDK's per-provider lock is taken here, around its flow (its own `async with` gets
-    a pass-through), so every flow takes the two locks in one order and they never wait on each other.
+    a `nullcontext`), so every flow takes the two locks in one order and they never wait on each other.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._flow_lock = self.context.lock
-        self.context.lock = _PassThrough()  # type: ignore[assignment]  # see the class docstring
+        self.context.lock = contextlib.nullcontext()  # type: ignore[assignment]  # taken in `_auth_flow`
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -570,13 +570,10 @@ class _SharedTokens(OAuthClientProvider):
             if not self._initialized:
                 await self._initialize()
             storage = self.context.storage
-            if (
-                isinstance(storage, _TokenStorage)
-                and not self.context.is_token_valid()
-                and self.context.can_refresh_token()
-            ):
-                await refreshing.enter_async_context(storage.exclusive())
-                await self._adopt_stored_tokens(storage)
+            shared = storage if isinstance(storage, _TokenStorage) else None  # ours always are
+            if shared is not None and not self.context.is_token_valid() and self.context.can_refresh_token():
+                await refreshing.enter_async_context(shared.exclusive())
+                await self._adopt_stored_tokens(shared)
             flow = super()._auth_flow(request)
             try:
                 outgoing = await flow.__anext__()
@@ -584,9 +581,9 @@ class _SharedTokens(OAuthClientProvider):
                     if outgoing is request:
                         await refreshing.aclose()  # refreshed (or not needed): others may go
                     response = yield outgoing
-                    if outgoing is request and response.status_code == 401 and isinstance(storage, _TokenStorage):
-                        await refreshing.enter_async_context(storage.exclusive(timeout_s=SIGN_IN_LOCK_TIMEOUT_S))
-                        if await self._adopt_stored_tokens(storage):
+                    if outgoing is request and response.status_code == 401 and shared is not None:
+                        await refreshing.enter_async_context(shared.exclusive(timeout_s=SIGN_IN_LOCK_TIMEOUT_S))
+                        if await self._adopt_stored_tokens(shared):
                             self._add_auth_header(request)
                             response = yield request  # again, with what another process stored
                             if response.status_code != 401:
@@ -600,15 +597,14 @@ class _SharedTokens(OAuthClientProvider):
     async def _adopt_stored_tokens(self, storage: _TokenStorage) -> bool:
         """Take up the tokens another process stored since these were loaded (it refreshed or signed
         in first); whether they were new and are valid."""
-        stored = await storage.get_tokens()
+        stored, expires_at, client_info = await storage.get_all()
         held = self.context.current_tokens
         if stored is None or (held is not None and stored.access_token == held.access_token):
             return False
-        expires_at = await storage.get_token_expiry()
         self.context.current_tokens = stored
         self.context.token_expiry_time = None if expires_at is None else expires_at - EXPIRY_SKEW_S
         if self.context.client_info is None:  # the client another process registered, to refresh with later
-            self.context.client_info = await storage.get_client_info()
+            self.context.client_info = client_info
         logger.info("OAuth tokens of %s were stored by another process; using them", self.context.server_url)
         return self.context.is_token_valid()
 
