@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import errno
+import fcntl
 import logging
 import os
 import socket
@@ -25,8 +26,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-from mcpstation.file_lock import try_lock
 
 logger = logging.getLogger("mcpstation.cli")
 
@@ -116,7 +115,7 @@ def remove_stale_socket(path: Path) -> bool:
     """Remove the socket file at `path` if no station holds its lock; whether it was removed."""
     lock = _open_lock(path.parent)
     try:
-        if not try_lock(lock):
+        if not _try_lock(lock):
             return False
         try:
             if stat.S_ISSOCK(path.lstat().st_mode):
@@ -159,7 +158,7 @@ class ControlSocket:
             raise OSError(errno.ENAMETOOLONG, f"the control socket's path is over {SOCKET_PATH_MAX_BYTES} bytes")
         _private_directory(path.parent)
         lock = _open_lock(path.parent)
-        if not try_lock(lock):
+        if not _try_lock(lock):
             os.close(lock)
             return None
         try:
@@ -218,6 +217,15 @@ def _not_private(path: Path, info: os.stat_result, *, socket_file: bool = False)
 
 def _open_lock(directory: Path) -> int:
     return os.open(directory / CONTROL_LOCK_NAME, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, CONTROL_SOCKET_MODE)
+
+
+def _try_lock(descriptor: int) -> bool:
+    # Not `file_lock.try_lock`: that module imports anyio, which the CLI's light path never loads.
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    return True
 
 
 def claim_control_socket(data_dir: Path) -> ControlSocket | None:
