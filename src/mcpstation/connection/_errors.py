@@ -79,6 +79,19 @@ def is_session_gone(exc: MCPError) -> bool:
     return exc.code == types.INVALID_REQUEST and ("session not found" in message or "session terminated" in message)
 
 
+def forgot_session(exc: BaseException) -> bool:
+    """Whether `exc` (or what it was raised from, or a leaf of its group) says the server forgot our session.
+
+    The SDK says so only for a request the server refused for its unknown session id (a 404 to
+    its own POST): that request never reached a handler.
+    """
+    for leaf in leaf_errors(exc):
+        cause = leaf if isinstance(leaf, MCPError) else leaf.__cause__
+        if isinstance(cause, MCPError) and is_session_gone(cause):
+            return True
+    return False
+
+
 def _raised_by(exc: BaseException, functions: frozenset[CodeType]) -> bool:
     """Whether `exc` was raised inside one of `functions` (its innermost frames are checked)."""
     tb = exc.__traceback__
@@ -179,7 +192,12 @@ def _from_mcp_error(exc: MCPError, *, server: str, tool: str, timeout_s: float |
             tool=tool,
             server=server,
         )
-    if code == types.CONNECTION_CLOSED or is_session_gone(exc):
+    if is_session_gone(exc):
+        return ConnectionLost(
+            f"connection lost: server {server!r} forgot the session (it may have restarted); {tool!r} did not reach it",
+            server=server,
+        )
+    if code == types.CONNECTION_CLOSED:
         return ConnectionLost(
             f"connection lost: server {server!r} went away while {tool!r} was running; the call was not retried",
             server=server,

@@ -27,10 +27,11 @@ from typing import Protocol, TypeVar
 import anyio
 import mcp_types as types
 from anyio import CapacityLimiter
+from mcp.client import Client
 from mcp.shared.dispatcher import ProgressFnT
 
 from mcpstation.config.models import AnyServerSpec, StationSettings
-from mcpstation.connection._errors import translate_call_errors
+from mcpstation.connection._errors import forgot_session, translate_call_errors
 from mcpstation.connection.budgets import call_timeout_s, idle_stop_s, startup_budget_s
 from mcpstation.connection.discovery import Discovered
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
@@ -48,6 +49,7 @@ logger = logging.getLogger(__name__)
 
 BACKOFF_JITTER = 0.2  # +/- fraction of each restart delay, so restarts of many servers spread out
 STABLE_SESSION_S = 30.0  # a session that lasted this long resets the consecutive-failure count
+REMOTE_TRANSPORTS = frozenset({"streamable_http", "sse", "websocket"})  # where a request may be sent again
 
 T = TypeVar("T")
 
@@ -188,10 +190,20 @@ class ServerConnection:
 
     @property
     def warnings(self) -> tuple[str, ...]:
-        """What went wrong without failing: listings cut short, tools dropped, floods, unreadable lines."""
+        """What went wrong without failing: listings cut short, tools dropped, floods, unreadable lines,
+        a transport fallen back to."""
         session = self._session
         transport = tuple(session.stats.warnings(self.name)) if session is not None else self._last_transport_warnings
-        return self._warnings + transport
+        return self._fallback_warning() + self._warnings + transport
+
+    def _fallback_warning(self) -> tuple[str, ...]:
+        spoken = self._info.transport
+        if spoken is None or spoken == self.spec.transport:
+            return ()
+        return (
+            f"server {self.name!r} answers only the older HTTP+SSE transport: connected over SSE "
+            f'(type = "sse" in its entry skips the first try)',
+        )
 
     def snapshot(self) -> ConnectionSnapshot:
         return ConnectionSnapshot(
@@ -347,9 +359,31 @@ class ServerConnection:
     ) -> T:
         """Send one request over the current session; a timeout cancels it on the server, nothing else.
 
+        A remote server that forgot the session gets a new one at once; the request is sent again
+        on it if it never reached the server (its own answer said the session was unknown) or is
+        safe to repeat (everything but a tool call), within the same timeout.
+
         Raises:
             ServerUnavailable, ConnectionLost, CallTimeout, RemoteError, MessageTooLarge, InvalidResult.
         """
+        timeout = timeout_s or self.call_timeout_s
+        deadline = anyio.current_time() + timeout
+        again = self.spec.transport in REMOTE_TRANSPORTS  # one more try is allowed
+        budget = timeout
+        while True:
+            session, client = self._ready_session(operation)
+            try:
+                return await self._send(session, client, operation, budget, progress, meta)
+            except ConnectionLost as exc:
+                forgotten = forgot_session(exc)
+                session.lose(str(exc), forgotten=forgotten)
+                if not (again and (forgotten or operation.repeatable) and await self._renewed(session, deadline)):
+                    raise
+            again = False
+            budget = deadline - anyio.current_time()
+            logger.info("server %r has a new session; sending %r again", self.name, operation.target)
+
+    def _ready_session(self, operation: Operation[T]) -> tuple[Session, Client]:
         session = self._session
         client = session.client if session is not None else None
         if session is None or client is None or self._state is not ConnectionState.READY:
@@ -359,16 +393,23 @@ class ServerConnection:
                 f"cannot send {operation.target!r}",
                 server=self.name,
             )
-        timeout = timeout_s or self.call_timeout_s
+        return session, client
+
+    async def _send(
+        self,
+        session: Session,
+        client: Client,
+        operation: Operation[T],
+        budget_s: float,
+        progress: ProgressFnT | None,
+        meta: types.RequestParamsMeta | None,
+    ) -> T:
         ordered = OrderedProgress(progress) if progress is not None else None
         self._in_flight += 1
         self._last_used = anyio.current_time()
         try:
-            with translate_call_errors(server=self.name, tool=operation.target, timeout_s=timeout):
-                result = await operation.send(client, timeout_s=timeout, progress=ordered, meta=meta)
-        except ConnectionLost as exc:
-            session.lose(str(exc))
-            raise
+            with translate_call_errors(server=self.name, tool=operation.target, timeout_s=budget_s):
+                result = await operation.send(client, timeout_s=budget_s, progress=ordered, meta=meta)
         finally:
             self._in_flight -= 1
             self._last_used = anyio.current_time()
@@ -378,6 +419,15 @@ class ServerConnection:
         if ordered is not None:
             await ordered.settled()
         return result
+
+    async def _renewed(self, lost: Session, deadline: float) -> bool:
+        """Wait (until `deadline`) for a session after `lost` to be READY; False if it failed or stopped."""
+        with anyio.move_on_after(deadline - anyio.current_time()):
+            while not (self._session is not lost and self.is_ready):
+                if self._state in (ConnectionState.FAILED, ConnectionState.STOPPED) or self.stopping:
+                    return False
+                await self._state_changed.wait()
+        return self._session is not lost and self.is_ready
 
     # -- the owner task ----------------------------------------------------------------------------
 
@@ -406,6 +456,8 @@ class ServerConnection:
                     self._info = replace(self._info, pid=None)  # its processes are gone
                 if not session.went_idle:
                     self._dormant = False  # a failed start or a lost session: its listing no longer stands
+                if session.forgotten and not self.stopping:
+                    logger.warning("server %r forgot its session (did it restart?); opening a new one", self.name)
                 became_ready = session.became_ready
                 ever_ready = ever_ready or became_ready
                 self._settled.set()
@@ -420,6 +472,9 @@ class ServerConnection:
                 if not ever_ready or self._failures >= self.settings.max_consecutive_failures:
                     self._set_state(ConnectionState.FAILED)
                     await self._wait_for_intent()
+                    continue
+                if session.forgotten and self._failures == 1:
+                    self._restarts += 1  # the spec's answer to a forgotten session: a new one at once
                     continue
                 delay = self._backoff_delay()
                 self._set_state(ConnectionState.BACKING_OFF)
@@ -459,7 +514,10 @@ class ServerConnection:
     # -- what sessions report (SessionOwner) -----------------------------------------------------------
 
     def session_ready(self, info: SessionInfo) -> None:
+        fell_back = info.transport not in (self.spec.transport, self._info.transport)
         self._info = info
+        if fell_back:
+            logger.warning("%s", "; ".join(self._fallback_warning()))  # said once; `status` keeps saying it
         self._error = None
         self._last_used = anyio.current_time()
         self._set_state(ConnectionState.READY)

@@ -33,6 +33,11 @@ class Operation(Protocol[T_co]):
         """The tool, prompt or URI it is about, for messages."""
         ...
 
+    @property
+    def repeatable(self) -> bool:
+        """Whether sending it twice does no harm (a read); a tool call may act, so it is not."""
+        ...
+
     async def send(
         self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
     ) -> T_co:
@@ -51,9 +56,10 @@ async def _within(timeout_s: float, pending: Awaitable[T]) -> T:
 
 
 class _Plain:
-    """An operation that changes no subscription."""
+    """An operation that changes no subscription and may be sent again."""
 
     __slots__ = ()
+    repeatable = True
 
     def applied(self, subscriptions: set[str]) -> None:
         return None
@@ -63,6 +69,7 @@ class _Plain:
 class CallTool(_Plain):
     tool: str
     arguments: Mapping[str, Any]
+    repeatable = False  # a call may act on the world: sent once, unless it never reached the server
 
     @property
     def target(self) -> str:
@@ -138,6 +145,7 @@ class Subscribe:
     """`resources/subscribe` (handshake era only: a 2026-07-28 session listens instead)."""
 
     uri: str
+    repeatable = True
 
     @property
     def target(self) -> str:
@@ -161,6 +169,7 @@ class Subscribe:
 @dataclass(frozen=True, slots=True)
 class Unsubscribe:
     uri: str
+    repeatable = True
 
     @property
     def target(self) -> str:

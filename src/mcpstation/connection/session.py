@@ -45,10 +45,10 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpstation.config.models import AnyServerSpec, StationSettings, StdioServerSpec
+from mcpstation.config.models import AnyServerSpec, StationSettings, StdioServerSpec, StreamableHttpServerSpec
 from mcpstation.connection import _processes
 from mcpstation.connection._end_watch import EndWatch
-from mcpstation.connection._errors import describe_failure
+from mcpstation.connection._errors import describe_failure, forgot_session
 from mcpstation.connection._start_slot import StartSlot
 from mcpstation.connection._stderr import StderrSink
 from mcpstation.connection.budgets import call_timeout_s, startup_budget_s
@@ -61,9 +61,11 @@ from mcpstation.connection.operations import Subscribe
 from mcpstation.connection.snapshot import SessionInfo
 from mcpstation.connection.stats import CloseReason, TransportStats
 from mcpstation.connection.transports import (
+    HttpNotes,
     RequestGuard,
     Streams,
     TransportContext,
+    open_sse_fallback,
     open_transport,
     resolve_command,
 )
@@ -150,6 +152,7 @@ class Session:
         self.client: Client | None = None
         self.became_ready = False
         self.went_idle = False  # ended because a lazy server went unused, not by a failure
+        self.forgotten = False  # ended because the remote server no longer knows the session
         self.stats = TransportStats()  # what our transports skipped, dropped or cut in this session
         self._sink: StderrSink | None = None
         self._lost_reason: str | None = None
@@ -164,6 +167,7 @@ class Session:
         self._server_pid: int | None = None
         self._refresh_kinds: set[str] = set()
         self._refresh_wake = anyio.Event()
+        self._transport: str | None = None  # the transport it fell back to, if it did
 
     @property
     def name(self) -> str:
@@ -193,11 +197,13 @@ class Session:
             self._connect_scope.cancel()
         self._done.set()
 
-    def lose(self, reason: str) -> None:
-        """A request proved the session dead: end it so the owner can recycle it."""
+    def lose(self, reason: str, *, forgotten: bool = False) -> None:
+        """A request proved the session dead (`forgotten`: the server no longer knows it): end it
+        so the owner can open another."""
         if self.became_ready and not self._lost:
             self._lost_reason = reason
             self._lost = True
+            self.forgotten = forgotten
             self._done.set()
 
     def request_refresh(self, kinds: set[str]) -> None:
@@ -259,12 +265,31 @@ class Session:
             raise TimeoutError(f"did not start within {budget:g} s")
 
     async def _connect_in_slot(self, slot: StartSlot, connect_scope: anyio.CancelScope) -> None:
+        """Connect and serve; a streamable HTTP server that refused our first request as an
+        HTTP+SSE-only server does is tried again over SSE."""
+        spec = self.owner.spec
+        notes = HttpNotes() if isinstance(spec, StreamableHttpServerSpec) else None
+        try:
+            await self._serve_over(self._client(notes), slot, connect_scope)
+        except Exception:  # boundary: any failure to start may be an older transport's refusal
+            if self.became_ready or notes is None or not notes.suggests_sse or self._stopping:
+                raise
+            assert isinstance(spec, StreamableHttpServerSpec)
+            logger.debug(
+                "server %r refused streamable HTTP with HTTP %s; trying HTTP+SSE",
+                self.name,
+                notes.refused_before_session,
+            )
+            self._transport = "sse"
+            await self._serve_over(self._client(None, sse=spec), slot, connect_scope)
+
+    async def _serve_over(self, connecting: Client, slot: StartSlot, connect_scope: anyio.CancelScope) -> None:
         """Spawn or connect, list everything, report READY (handing the slot back), then serve."""
         owner = self.owner
         started = time.perf_counter()
         spec = owner.spec
         hooks = self.support.hooks
-        async with self._client() as client, anyio.create_task_group() as watchers:
+        async with connecting as client, anyio.create_task_group() as watchers:
             if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 # Listen before listing, so no change between the two is missed.
                 await watchers.start(self._listen, client)
@@ -327,6 +352,9 @@ class Session:
                         client, server=self.name, kinds=kinds, max_pages=settings.max_list_pages
                     )
             except Exception as exc:  # boundary: a failed refresh keeps the previous listing
+                if forgot_session(exc):
+                    self.lose("connection lost: the server forgot the session", forgotten=True)
+                    return
                 logger.warning("server %r: refreshing %s failed: %s", self.name, sorted(kinds), describe_failure(exc))
                 continue
             finally:
@@ -375,7 +403,10 @@ class Session:
             except MCPError as exc:
                 if exc.code == types.METHOD_NOT_FOUND:
                     continue  # answering at all is healthy
-                self.lose(f"health check failed: {describe_failure(exc)}")
+                if forgot_session(exc):
+                    self.lose("connection lost: the server forgot the session", forgotten=True)
+                else:
+                    self.lose(f"health check failed: {describe_failure(exc)}")
                 return
             except Exception as exc:  # boundary: any failure of the probe means an unhealthy server
                 self.lose(f"health check failed: {describe_failure(exc) or 'no answer'}")
@@ -431,7 +462,8 @@ class Session:
 
     # -- the SDK client and its transport -------------------------------------------------------------
 
-    def _client(self) -> Client:
+    def _client(self, notes: HttpNotes | None, *, sse: StreamableHttpServerSpec | None = None) -> Client:
+        """The SDK client over the spec's transport (over HTTP+SSE for `sse`), not yet entered."""
         spec = self.owner.spec
         settings = self.owner.settings
         hooks = self.support.hooks
@@ -445,11 +477,13 @@ class Session:
                 notifications_per_s=settings.server_messages_per_s,
                 notification_burst=int(settings.server_messages_burst),
             ),
+            http_notes=notes,
         )
+        transport = open_sse_fallback(sse, context) if sse is not None else open_transport(spec, context)
         kwargs: dict[str, Any] = dict(hooks.client_kwargs(spec))
         kwargs["logging_callback"] = self._logging_callback(kwargs.get("logging_callback"))
         return Client(
-            self._watched(open_transport(spec, context)),
+            self._watched(transport),
             mode=spec.sdk_mode,
             client_info=CLIENT_INFO,
             message_handler=self._on_message,
@@ -548,6 +582,7 @@ class Session:
                 instructions=client.instructions,
                 pid=pid,
                 startup_s=elapsed,
+                transport=self._transport or self.owner.spec.transport,
             )
         )
 

@@ -18,6 +18,7 @@ class SessionInfo:
     instructions: str | None = None
     pid: int | None = None
     startup_s: float | None = None
+    transport: str | None = None  # what the session speaks: the configured transport, or the one it fell back to
 
 
 NO_SESSION = SessionInfo()

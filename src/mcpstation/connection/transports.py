@@ -4,6 +4,11 @@ stdio and WebSocket are ours (`_stdio`, `_websocket`): the SDK's stdio transport
 bounded nor made cheap, and the SDK has no WebSocket client since 2.0. Both sort what a server
 sends through `_inbound` (answers first, floods bounded, listings screened) and count what they
 drop in `TransportContext.stats`. Streamable HTTP, SSE and in-process are the SDK's own.
+
+A streamable HTTP server that refuses our first POST with a 4xx (other than a sign-in question)
+may speak only the older HTTP+SSE transport: `HttpNotes` records that refusal, which the SDK does
+not report, and `open_sse_fallback` opens the same URL over SSE, as the spec's backwards
+compatibility section and VS Code do.
 """
 
 from __future__ import annotations
@@ -42,6 +47,27 @@ RequestGuard = Callable[[httpx2.Request], Awaitable[None]]
 """Judges every request an HTTP transport's client is about to send (OAuth flow's included); raises to refuse."""
 
 
+NOT_A_TRANSPORT_QUESTION = frozenset({401, 403, 407, 408, 429})  # 4xx that say sign in, wait or slow down
+
+
+@dataclass
+class HttpNotes:
+    """What a streamable HTTP transport saw that the SDK does not report."""
+
+    refused_before_session: int | None = None  # the 4xx status of a POST sent before any session id
+
+    @property
+    def suggests_sse(self) -> bool:
+        """Whether the server refused our first requests in a way an HTTP+SSE-only server does (404, 405, ...)."""
+        status = self.refused_before_session
+        return status is not None and status not in NOT_A_TRANSPORT_QUESTION
+
+    async def on_response(self, response: httpx2.Response) -> None:
+        request = response.request
+        if request.method == "POST" and "mcp-session-id" not in request.headers and 400 <= response.status_code < 500:
+            self.refused_before_session = self.refused_before_session or response.status_code
+
+
 @dataclass(frozen=True, slots=True)
 class TransportContext:
     """What a factory may need beyond the spec."""
@@ -57,10 +83,17 @@ class TransportContext:
     stats: TransportStats | None = None
     # Flood budgets for our transports; the spec's size fields override the size caps. None: defaults.
     limits: InboundLimits | None = None
+    # Streamable HTTP records here how the server answered before a session existed.
+    http_notes: HttpNotes | None = None
 
 
 def _event_hooks(context: TransportContext) -> dict[str, list[Any]]:
-    return {"request": [context.request_guard]} if context.request_guard is not None else {}
+    hooks: dict[str, list[Any]] = {}
+    if context.request_guard is not None:
+        hooks["request"] = [context.request_guard]
+    if context.http_notes is not None:
+        hooks["response"] = [context.http_notes.on_response]
+    return hooks
 
 
 TransportFactory = Callable[[Any, TransportContext], AbstractAsyncContextManager[Streams]]
@@ -123,7 +156,9 @@ async def _streamable_http(spec: StreamableHttpServerSpec, context: TransportCon
             yield streams
 
 
-def _sse(spec: SseServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+def _sse(
+    spec: SseServerSpec | StreamableHttpServerSpec, context: TransportContext
+) -> AbstractAsyncContextManager[Streams]:
     def client_factory(
         headers: dict[str, str] | None = None, timeout: httpx2.Timeout | None = None, auth: httpx2.Auth | None = None
     ) -> httpx2.AsyncClient:
@@ -166,3 +201,10 @@ TRANSPORT_FACTORIES: dict[str, TransportFactory] = {
 def open_transport(spec: AnyServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
     """The transport for `spec`, chosen by its `transport` key."""
     return TRANSPORT_FACTORIES[spec.transport](spec, context)
+
+
+def open_sse_fallback(
+    spec: StreamableHttpServerSpec, context: TransportContext
+) -> AbstractAsyncContextManager[Streams]:
+    """The same server over the older HTTP+SSE transport (same URL, headers, auth and guard)."""
+    return _sse(spec, context)
