@@ -68,7 +68,7 @@ from mcpstation.pipeline import (
     Visibility,
     assemble,
 )
-from mcpstation.pipeline.request import CompletionRef
+from mcpstation.pipeline.kinds import CompletionRef
 from mcpstation.policy import UrlGuard, classify_command
 from mcpstation.pool import ConnectionPool
 from mcpstation.roster import Origin, RosterEntry, ServerRoster, Standing

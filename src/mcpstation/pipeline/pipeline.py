@@ -42,10 +42,11 @@ from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import Caller
-from mcpstation.pipeline.request import CompletionRef, Handler, Layer, Request, RequestKind, failure
+from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
+from mcpstation.pipeline.request import Handler, Layer, Request
 from mcpstation.pipeline.surface import CALL_TOOL, Surface, SurfaceTotals, ToolSurface
 from mcpstation.pipeline.url_guard import UrlGuardLayer
-from mcpstation.pipeline.visibility import Visibility, not_found_message
+from mcpstation.pipeline.visibility import Visibility
 
 SUGGESTIONS = 3  # did-you-mean names offered for an unknown name
 
@@ -315,7 +316,7 @@ class Pipeline:
         if owner is not None and not self.visibility.can_see(caller, owner):
             owner = None
         if owner is not None and (reason := self._offline_reason(owner)) is not None:
-            return failure(RequestKind.CALL_TOOL, name, Outcome.UNAVAILABLE, reason, server=owner, target=None)
+            return KINDS[RequestKind.CALL_TOOL].failure(name, Outcome.UNAVAILABLE, reason, server=owner, target=None)
         visible = [t.name for t in self.visible_tools(caller) if owner is None or t.server == owner]
         return self._not_found(RequestKind.CALL_TOOL, name, caller, visible, visible_already=True)
 
@@ -325,9 +326,8 @@ class Pipeline:
         if not visible_already and kind is RequestKind.GET_PROMPT:
             names = [p.name for p in self.prompts_for(caller)]
         suggestions = difflib.get_close_matches(name, names, n=SUGGESTIONS, cutoff=0.6) if names else []
-        return failure(
-            kind, name, Outcome.NOT_FOUND, not_found_message(kind, name, suggestions), server=None, target=None
-        )
+        row = KINDS[kind]
+        return row.failure(name, Outcome.NOT_FOUND, row.not_found(name, suggestions), server=None, target=None)
 
 
 def _match(matcher: UriTemplate | None, uri: str) -> dict[str, str] | None:
