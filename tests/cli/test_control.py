@@ -24,8 +24,9 @@ from station_helpers import inproc
 
 from mcpstation import Station, StationConfig
 from mcpstation.api import ApiServer, bind_socket, bound_port, build_app, build_control_app
-from mcpstation.api.auth import AccessGuard, LocalDev
+from mcpstation.api.auth import Authenticator, LocalDev
 from mcpstation.api.errors import OUTCOME_TYPE
+from mcpstation.api.middleware import AccessGuard
 from mcpstation.cli._control import (
     CONTROL_DIR_MODE,
     CONTROL_SOCKET_MODE,
@@ -143,8 +144,9 @@ async def _scope_caller(scope_fields: dict[str, Any], control: str, headers: lis
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         seen["caller"] = scope.get(CALLER_SCOPE_KEY)
 
-    guard = AccessGuard(app, store=None, local_dev=LocalDev(None, "0.0.0.0"), allowed_hosts=["127.0.0.1:8765"],
-                        control_socket=control)  # fmt: skip
+    authenticator = Authenticator(store=None, local_dev=LocalDev(None, "0.0.0.0"), allowed_hosts=["127.0.0.1:8765"],
+                                  control_socket=control)  # fmt: skip
+    guard = AccessGuard(app, authenticator=authenticator)
     scope = {"type": "http", "path": "/api/mcp/servers", "headers": headers, "query_string": b"", **scope_fields}
 
     async def receive() -> dict[str, Any]:
