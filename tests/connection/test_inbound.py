@@ -15,16 +15,10 @@ import pytest
 from mcp.shared.message import SessionMessage
 
 from mcpstation.connection._framing import Oversized
-from mcpstation.connection._inbound import (
-    MESSAGE_TOO_LARGE,
-    MESSAGE_UNREADABLE,
-    SERVER_REQUEST_REFUSED,
-    CloseReason,
-    Inbound,
-    InboundLimits,
-    TransportStats,
-)
+from mcpstation.connection._inbound import Inbound
 from mcpstation.connection._tool_budget import DropReason, ToolBudget
+from mcpstation.connection.limits import MESSAGE_TOO_LARGE, MESSAGE_UNREADABLE, SERVER_REQUEST_REFUSED, InboundLimits
+from mcpstation.connection.stats import CloseReason, TransportStats
 
 pytestmark = pytest.mark.anyio
 

@@ -12,8 +12,8 @@ import mcp_types as types
 import pytest
 from mcp.client import Client
 
-from mcpstation.connection._inbound import TransportStats
 from mcpstation.connection._stdio import stdio_transport
+from mcpstation.connection.stats import TransportStats
 from mcpstation.testing import demo_server_params, rogue_server_params
 
 pytestmark = pytest.mark.anyio

@@ -22,21 +22,20 @@ from mcp.client import Client, ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from _processes import alive, peak_rss, processes_left_checked
-from mcpstation.connection._inbound import (
+from mcpstation.connection._lanes import MAX_DEFERRED_KEYS
+from mcpstation.connection._stdio import stdio_transport
+from mcpstation.connection._tool_budget import DropReason
+from mcpstation.connection.limits import (
     DEFAULT_MAX_MESSAGE_BYTES,
     DEFAULT_MAX_QUEUED_NOTIFICATIONS,
     DEFAULT_NOTIFICATION_BURST,
     DEFAULT_NOTIFICATIONS_PER_S,
     DEFAULT_SERVER_REQUEST_BURST,
     DEFAULT_SERVER_REQUESTS_PER_S,
-    MAX_DEFERRED_KEYS,
     MESSAGE_TOO_LARGE,
     MESSAGE_UNREADABLE,
-    CloseReason,
-    TransportStats,
 )
-from mcpstation.connection._stdio import stdio_transport
-from mcpstation.connection._tool_budget import DropReason
+from mcpstation.connection.stats import CloseReason, TransportStats
 from mcpstation.testing import rogue_server_params
 from mcpstation.testing._rogue import INJECTED
 

@@ -22,9 +22,10 @@ from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
 from _processes import alive
-from mcpstation.connection._inbound import MESSAGE_TOO_LARGE, CloseReason, InboundLimits, TransportStats
 from mcpstation.connection._stdio import stdio_transport
 from mcpstation.connection._websocket import websocket_transport
+from mcpstation.connection.limits import MESSAGE_TOO_LARGE, InboundLimits
+from mcpstation.connection.stats import CloseReason, TransportStats
 from mcpstation.testing import demo_server_params, serve_demo
 
 pytestmark = pytest.mark.anyio

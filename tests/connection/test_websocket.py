@@ -18,12 +18,12 @@ from websockets.asyncio.server import ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 from websockets.typing import Subprotocol
 
-from mcpstation.connection._inbound import TransportStats
 from mcpstation.connection._websocket import (
     WebSocketConnectError,
     WebSocketHandshakeError,
     websocket_transport,
 )
+from mcpstation.connection.stats import TransportStats
 from mcpstation.testing import serve_demo
 
 pytestmark = pytest.mark.anyio

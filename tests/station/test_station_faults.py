@@ -21,7 +21,7 @@ from station_helpers import START_TIMEOUT_S, inproc
 
 from _processes import alive, peak_rss, processes_left_checked
 from mcpstation import Station, StationConfig
-from mcpstation.connection._inbound import DEFAULT_MAX_MESSAGE_BYTES
+from mcpstation.connection.limits import DEFAULT_MAX_MESSAGE_BYTES
 from mcpstation.outcomes import Outcome
 from mcpstation.testing import rogue_server_params
 from mcpstation.testing._rogue import INJECTED

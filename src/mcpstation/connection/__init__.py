@@ -1,20 +1,15 @@
 """Connections to MCP servers: lifecycle, supervision, discovery and transports."""
 
-from mcpstation.connection._inbound import (
-    MESSAGE_TOO_LARGE,
-    MESSAGE_UNREADABLE,
-    SERVER_REQUEST_REFUSED,
-    CloseReason,
-    InboundLimits,
-    TransportStats,
-)
 from mcpstation.connection._tool_budget import DroppedTool, DropReason, ToolBudget
 from mcpstation.connection.connection import ServerConnection
 from mcpstation.connection.discovery import walk_pages
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.known import KnownListing
+from mcpstation.connection.limits import MESSAGE_TOO_LARGE, MESSAGE_UNREADABLE, SERVER_REQUEST_REFUSED, InboundLimits
 from mcpstation.connection.listing import ServerListing, start_mode
+from mcpstation.connection.session import Session, SessionOwner, SessionSupport
 from mcpstation.connection.state import ConnectionState
+from mcpstation.connection.stats import CloseReason, TransportStats
 from mcpstation.connection.transports import TRANSPORT_FACTORIES, TransportContext, open_transport
 
 __all__ = [
@@ -31,7 +26,10 @@ __all__ = [
     "KnownListing",
     "ServerConnection",
     "ServerListing",
+    "Session",
     "SessionHooks",
+    "SessionOwner",
+    "SessionSupport",
     "ToolBudget",
     "TransportContext",
     "TransportStats",

@@ -17,7 +17,8 @@ from mcp.client.extension import UnexpectedClaimedResult
 from mcp.client.streamable_http import StreamableHTTPError
 from mcp.shared.exceptions import MCPError
 
-from mcpstation.connection._inbound import MESSAGE_TOO_LARGE, MESSAGE_UNREADABLE
+from mcpstation.connection.limits import MESSAGE_TOO_LARGE, MESSAGE_UNREADABLE
+from mcpstation.connection.operations import SubscriptionsNeedHandshakeEra
 from mcpstation.errors import (
     CallError,
     CallTimeout,
@@ -149,6 +150,13 @@ def translate_call_errors(*, server: str, tool: str, timeout_s: float | None) ->
         raise InvalidResult(
             f"server {server!r} answered {tool!r} with an extension result the station did not ask for",
             tool=tool,
+            server=server,
+        ) from exc
+    except SubscriptionsNeedHandshakeEra as exc:
+        raise RemoteError(
+            f"server {server!r} speaks 2026-07-28; resource subscriptions through the station need "
+            f'a handshake-era session: set protocol = "legacy" for it',
+            tool="resources/subscribe",
             server=server,
         ) from exc
     except InputRequiredRoundsExceededError as exc:

@@ -2,14 +2,13 @@
 
 Transport-agnostic: a transport hands `Inbound.feed` one complete message at a time (a line,
 a frame), tells it about every message going out (`Inbound.outbound`), and gives the session
-`Inbound.stream` as its read stream. The reader is never slowed down, so an answer never
-waits behind a flood in the pipe; instead, once a message is read:
+`Inbound.stream` (`_lanes.InboundStream`) as its read stream. The reader is never slowed down,
+so an answer never waits behind a flood in the pipe; instead, once a message is read:
 
 - A response is delivered only if its id is one of our requests in flight when it arrives,
   matched exactly (`"7"` does not answer `7`); the first answer wins, duplicates, pre-emptive
   and unknown answers are dropped and counted. A `tools/list` result is screened tool by tool
-  (`_tool_budget`). Responses jump a backed-up queue (more than `ANSWERS_JUMP_AFTER` waiting);
-  below that, arrival order is kept, so a request's logs and progress reach the session first.
+  (`_tool_budget`).
 - Notifications draw on a per-server budget (a token bucket). Over it, the keyed ones are
   coalesced and held back until the budget refills: one pending `list_changed` per kind, the
   latest progress per request, one `resources/updated` per URI. The rest are dropped and counted.
@@ -19,30 +18,18 @@ waits behind a flood in the pipe; instead, once a message is read:
   it the transport answers them itself with `SERVER_REQUEST_REFUSED`, through a bounded queue.
 - Lines that are not JSON-RPC (banners, invalid UTF-8, blank lines) are skipped and counted,
   logged at most once per `LOG_EVERY_S`; they never reach the session and are never fatal.
-
-The synthesized error codes are named constants, so the station can map them to typed
-outcomes without reading message text.
-
-Long on purpose: the read stream, the budgets and the screening share the table of requests in
-flight and the counters on every message; split apart, each part would reach into the others'
-state on the hot path.
 """
 
 from __future__ import annotations
 
 import collections
-import enum
 import logging
 import math
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any
 
-import anyio
-import anyio.lowlevel
 import mcp_types as types
 import msgspec
 import pydantic
@@ -50,35 +37,18 @@ from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 
+from mcpstation.connection._bucket import CLOCK_EVERY, TokenBucket
 from mcpstation.connection._framing import HEAD_BYTES, Edges, Oversized, sniff_head, sniff_tail
-from mcpstation.connection._tool_budget import DroppedTool, ToolBudget, screen_tools_page
+from mcpstation.connection._lanes import CoalesceKey, InboundStream, Note
+from mcpstation.connection._tool_budget import screen_tools_page
 from mcpstation.connection._wire import JSONRPC_2_0, decode, decode_members, encode_message
+from mcpstation.connection.limits import MESSAGE_TOO_LARGE, MESSAGE_UNREADABLE, SERVER_REQUEST_REFUSED, InboundLimits
+from mcpstation.connection.stats import MAX_REPORTED_DROPPED_TOOLS, CloseReason, TransportStats
 
 logger = logging.getLogger(__name__)
 
-# Error codes the transport synthesizes (never sent by us on the wire except SERVER_REQUEST_REFUSED),
-# from JSON-RPC's implementation-defined band; the SDK itself uses -32000 and -32001 there.
-MESSAGE_TOO_LARGE = -32010
-"""A response was over `max_message_bytes`; the request failed without the message being read."""
-MESSAGE_UNREADABLE = -32011
-"""A response could not be parsed (not JSON, nested too deep, result not an object)."""
-SERVER_REQUEST_REFUSED = -32012
-"""Sent to a server whose requests to us exceed their budget; the request was not handled."""
-
-DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-DEFAULT_NOTIFICATIONS_PER_S = 100.0  # notifications a server may send per second, sustained
-DEFAULT_NOTIFICATION_BURST = 200  # and at once
-DEFAULT_MAX_QUEUED_NOTIFICATIONS = 1000  # delivered ones waiting for the session, whatever the budget
-DEFAULT_SERVER_REQUESTS_PER_S = 10.0  # sampling, elicitation, roots, ping from one server
-DEFAULT_SERVER_REQUEST_BURST = 20
-DEFAULT_MAX_OPEN_SERVER_REQUESTS = 16  # handed to the session and not yet answered
-MAX_DEFERRED_KEYS = 1000  # distinct coalescing keys (URIs) held back for one server
 MAX_REMEMBERED_CANCELLED = 256  # ids we cancelled, to tell a late answer from a forged one
-MAX_REPORTED_DROPPED_TOOLS = 100  # dropped tools kept for `status` until taken
 LOG_EVERY_S = 10.0  # at most one warning per kind of trouble per server in this time
-YIELD_EVERY = 64  # messages handed over without yielding to the event loop
-ANSWERS_JUMP_AFTER = 16  # queued messages past which answers and server requests go first
-CLOCK_EVERY = 32  # during a flood, lines between two looks at the clock (a token is 10 ms at 100/s)
 
 _LIST_CHANGED = frozenset(
     {
@@ -96,160 +66,8 @@ _LISTEN_ACK = "notifications/subscriptions/acknowledged"  # 2026-07-28: a listen
 _KEYED_METHODS = frozenset(m.encode() for m in (*_LIST_CHANGED, _PROGRESS, _CANCELLED, _RESOURCE_UPDATED, _LISTEN_ACK))
 
 RequestId = int | str
-CoalesceKey = tuple[str | int | None, ...]
 
-__all__ = [
-    "DEFAULT_MAX_MESSAGE_BYTES",
-    "MESSAGE_TOO_LARGE",
-    "MESSAGE_UNREADABLE",
-    "SERVER_REQUEST_REFUSED",
-    "CloseReason",
-    "Inbound",
-    "InboundLimits",
-    "InboundStream",
-    "TransportStats",
-]
-
-
-class CloseReason(enum.StrEnum):
-    """Why a transport ended the session's read stream."""
-
-    EOF = "eof"  # the server closed its output
-    PROCESS_EXITED = "process_exited"  # the process exited while something else held its stdout open
-    ENDLESS_LINE = "endless_line"  # a line went on past every bound; nothing after it can be framed
-    MESSAGE_TOO_LARGE = "message_too_large"  # a frame over the cap ended the connection (WebSocket)
-    BROKEN = "broken"  # reading failed (an OS error)
-
-
-@dataclass(frozen=True, slots=True)
-class InboundLimits:
-    """Per-server bounds on what a server may send (defaults are sane for every real server)."""
-
-    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    tools: ToolBudget = field(default_factory=ToolBudget)
-    notifications_per_s: float = DEFAULT_NOTIFICATIONS_PER_S
-    notification_burst: int = DEFAULT_NOTIFICATION_BURST
-    max_queued_notifications: int = DEFAULT_MAX_QUEUED_NOTIFICATIONS
-    server_requests_per_s: float = DEFAULT_SERVER_REQUESTS_PER_S
-    server_request_burst: int = DEFAULT_SERVER_REQUEST_BURST
-    max_open_server_requests: int = DEFAULT_MAX_OPEN_SERVER_REQUESTS
-
-
-@dataclass
-class TransportStats:
-    """What one of our transports skipped, dropped, refused or cut; read by the connection for `status`.
-
-    Counters only grow. `dropped_tools` holds the tools left out of listings since the last
-    `take_dropped_tools()` (at most `MAX_REPORTED_DROPPED_TOOLS`; `tools_dropped` counts all).
-    """
-
-    pid: int | None = None
-    exit_code: int | None = None
-    closed: CloseReason | None = None
-    closed_detail: str | None = None
-    unreadable: int = 0  # not JSON, or JSON but not JSON-RPC (banners, invalid UTF-8, wrong shape)
-    blank_lines: int = 0
-    unexpected_responses: int = 0  # not in flight when it arrived: duplicate, pre-emptive, unknown, wrong id type
-    late_responses: int = 0  # answers to requests we had already cancelled
-    oversized: int = 0  # messages over max_message_bytes, discarded unread
-    notifications_delivered: int = 0  # handed to the session
-    notifications_coalesced: int = 0
-    notifications_dropped: int = 0
-    server_requests_refused: int = 0
-    refusals_unsent: int = 0  # refusals dropped because the server was not reading them
-    tools_dropped: int = 0
-    dropped_tools: list[DroppedTool] = field(default_factory=list)
-
-    def take_dropped_tools(self) -> list[DroppedTool]:
-        """The tools dropped since the last call (one listing walk's worth, if called after each)."""
-        taken, self.dropped_tools = self.dropped_tools, []
-        return taken
-
-    def warnings(self, server: str) -> list[str]:
-        """One line per kind of trouble seen so far, for `status`."""
-        counts = (
-            (self.unreadable, "unreadable lines skipped"),
-            (self.unexpected_responses, "unexpected responses dropped (not in flight)"),
-            (self.late_responses, "late responses dropped (request already cancelled)"),
-            (self.oversized, "messages over the size cap discarded"),
-            (self.notifications_dropped, "notifications dropped over budget"),
-            (self.notifications_coalesced, "notifications coalesced over budget"),
-            (self.server_requests_refused, "requests from the server refused over budget"),
-            (self.tools_dropped, "tool definitions dropped"),
-        )
-        lines = [f"server {server!r}: {n:,} {what}" for n, what in counts if n]
-        if self.closed is not None and self.closed is not CloseReason.EOF:
-            lines.append(f"server {server!r}: connection ended ({self.closed}): {self.closed_detail}")
-        return lines
-
-
-class _Bucket:
-    """A token bucket: `take()` says whether one more message fits the budget now."""
-
-    __slots__ = ("_burst", "_looks", "_rate", "_stamp", "_tokens")
-
-    def __init__(self, rate_per_s: float, burst: int) -> None:
-        self._rate = rate_per_s
-        self._burst = float(burst)
-        self._tokens = float(burst)
-        self._stamp = time.monotonic()
-        self._looks = 0
-
-    def _refill(self) -> None:
-        now = time.monotonic()
-        self._tokens = min(self._burst, self._tokens + (now - self._stamp) * self._rate)
-        self._stamp = now
-
-    def take(self) -> bool:
-        if self._tokens < 1.0:
-            self._refill()
-            if self._tokens < 1.0:
-                return False
-        self._tokens -= 1.0
-        return True
-
-    @property
-    def spent(self) -> bool:
-        return self._tokens < 1.0
-
-    def empty(self) -> bool:
-        """Whether the budget is spent; while it is, the clock is read only every `CLOCK_EVERY` calls."""
-        if self._tokens >= 1.0:
-            return False
-        self._looks += 1
-        if self._looks % CLOCK_EVERY:
-            return True
-        self._refill()
-        return self._tokens < 1.0
-
-    def seconds_until_token(self) -> float:
-        missing = 1.0 - self._tokens - (time.monotonic() - self._stamp) * self._rate
-        return max(0.0, missing / self._rate) if self._rate > 0 else math.inf
-
-
-class Note:
-    """A notification as decoded; its pydantic model is built only if it is delivered."""
-
-    __slots__ = ("method", "params")
-
-    def __init__(self, method: str, params: dict[str, Any] | None) -> None:
-        self.method = method
-        self.params = params
-
-    def to_message(self) -> SessionMessage:
-        if self.params is None:
-            return SessionMessage(types.JSONRPCNotification(jsonrpc="2.0", method=self.method))
-        return SessionMessage(types.JSONRPCNotification(jsonrpc="2.0", method=self.method, params=self.params))
-
-
-class _Queued:
-    """A notification waiting for the session; coalescing replaces its note in place."""
-
-    __slots__ = ("key", "note")
-
-    def __init__(self, key: CoalesceKey | None, note: Note) -> None:
-        self.key = key
-        self.note = note
+__all__ = ["Inbound"]
 
 
 class _Throttled:
@@ -273,197 +91,6 @@ class _Throttled:
             self._last = now
 
 
-class InboundStream:
-    """The session's read stream: responses first, then server requests, then notifications.
-
-    Implements the SDK's `ReadStream[SessionMessage | Exception]` (it never yields an Exception).
-    At end of input it drains what is queued, then raises `anyio.EndOfStream`.
-    """
-
-    def __init__(self, notification_budget: _Bucket, stats: TransportStats) -> None:
-        self._stats = stats
-        # Each lane holds (arrival number, message) in arrival order.
-        self._answers: collections.deque[tuple[int, SessionMessage | _Queued]] = collections.deque()
-        self._requests: collections.deque[tuple[int, SessionMessage]] = collections.deque()
-        self._notifications: collections.deque[tuple[int, _Queued]] = collections.deque()
-        self._arrivals = 0
-        self._queued_by_key: dict[CoalesceKey, _Queued] = {}
-        self._deferred: dict[CoalesceKey, Note] = {}
-        self._budget = notification_budget
-        self._ready = anyio.Event()
-        self._handed_over = 0
-        self.eof = False
-        self.closed = False
-
-    # -- the producer side (Inbound) ---------------------------------------------------------------
-
-    def _wake(self) -> None:
-        if not self._ready.is_set():
-            self._ready.set()
-
-    def _arrival(self) -> int:
-        self._arrivals += 1
-        return self._arrivals
-
-    def push_answer(self, message: SessionMessage) -> None:
-        self._answers.append((self._arrival(), message))
-        self._wake()
-
-    def push_with_answers(self, key: CoalesceKey, note: Note) -> bool:
-        """Queue a note about a request in flight beside the answers; False when it replaced a queued one."""
-        queued = self._queued_by_key.get(key)
-        if queued is not None:
-            queued.note = note
-            return False
-        entry = _Queued(key, note)
-        self._queued_by_key[key] = entry
-        self._answers.append((self._arrival(), entry))
-        self._wake()
-        return True
-
-    def push_beside_answers(self, key: CoalesceKey, note: Note) -> None:
-        """Queue a note about a request in flight beside the answers; a later one over budget may replace it."""
-        entry = _Queued(key, note)
-        self._queued_by_key[key] = entry
-        self._answers.append((self._arrival(), entry))
-        self._wake()
-
-    def push_request(self, message: SessionMessage) -> None:
-        self._requests.append((self._arrival(), message))
-        self._wake()
-
-    def queued_notifications(self) -> int:
-        return len(self._notifications)
-
-    def coalesce(self, key: CoalesceKey, note: Note) -> bool:
-        """Replace a queued or held-back notification with the same key; False when there is none."""
-        queued = self._queued_by_key.get(key)
-        if queued is not None:
-            queued.note = note
-            return True
-        if key in self._deferred:
-            self._deferred[key] = note
-            return True
-        return False
-
-    def push_notification(self, key: CoalesceKey | None, note: Note) -> None:
-        entry = _Queued(key, note)
-        if key is not None:
-            self._queued_by_key[key] = entry
-        self._notifications.append((self._arrival(), entry))
-        self._wake()
-
-    def defer(self, key: CoalesceKey, note: Note) -> bool:
-        """Hold a keyed notification back until the budget refills; False when too many keys are held."""
-        if len(self._deferred) >= MAX_DEFERRED_KEYS:
-            return False
-        self._deferred[key] = note
-        self._wake()
-        return True
-
-    def forget(self, key: CoalesceKey) -> None:
-        """Drop a held-back message (its request was answered or cancelled)."""
-        self._deferred.pop(key, None)
-
-    def end(self) -> None:
-        """No more input: the session gets what is queued, then end of stream."""
-        self.eof = True
-        self._deferred.clear()
-        self._wake()
-
-    # -- the consumer side (the SDK session) --------------------------------------------------------
-
-    def _next_lane(self) -> collections.deque[Any] | None:
-        """The lane to serve next: the oldest head, unless notifications are backed up."""
-        answers, requests, notifications = self._answers, self._requests, self._notifications
-        if len(notifications) > ANSWERS_JUMP_AFTER:
-            return answers or requests or notifications
-        oldest: collections.deque[Any] | None = None
-        for lane in (answers, requests, notifications):
-            if lane and (oldest is None or lane[0][0] < oldest[0][0]):
-                oldest = lane
-        return oldest
-
-    def _pop(self) -> SessionMessage | None:
-        lane = self._next_lane()
-        if lane is None:
-            return None
-        _, item = lane.popleft()
-        if isinstance(item, _Queued):
-            if item.key is not None and self._queued_by_key.get(item.key) is item:
-                del self._queued_by_key[item.key]
-            self._stats.notifications_delivered += 1
-            return item.note.to_message()
-        message: SessionMessage = item
-        return message
-
-    def receive_nowait(self) -> SessionMessage | Exception:
-        """The next message if one may be delivered now.
-
-        Raises:
-            anyio.WouldBlock: nothing to deliver yet. anyio.EndOfStream: input ended and all was delivered.
-            anyio.ClosedResourceError: the session closed this stream.
-        """
-        if self.closed:
-            raise anyio.ClosedResourceError
-        item = self._pop()
-        if item is not None:
-            return item
-        if self._deferred and self._budget.take():
-            self._stats.notifications_delivered += 1
-            return self._deferred.pop(next(iter(self._deferred))).to_message()
-        if self.eof:
-            raise anyio.EndOfStream
-        raise anyio.WouldBlock
-
-    async def receive(self) -> SessionMessage | Exception:
-        self._handed_over += 1
-        if self._handed_over % YIELD_EVERY == 0:
-            await anyio.lowlevel.checkpoint()  # a burst never holds the event loop for long
-        while True:
-            try:
-                return self.receive_nowait()
-            except anyio.WouldBlock:
-                pass
-            if self._ready.is_set():
-                self._ready = anyio.Event()
-                continue
-            wait_s = self._budget.seconds_until_token() if self._deferred else math.inf
-            with anyio.move_on_after(wait_s):
-                await self._ready.wait()
-
-    def __aiter__(self) -> InboundStream:
-        return self
-
-    async def __anext__(self) -> SessionMessage | Exception:
-        try:
-            return await self.receive()
-        except anyio.EndOfStream:
-            raise StopAsyncIteration from None
-
-    async def __aenter__(self) -> InboundStream:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """The session is done reading: drop everything queued and everything to come."""
-        self.closed = True
-        self._answers.clear()
-        self._requests.clear()
-        self._notifications.clear()
-        self._queued_by_key.clear()
-        self._deferred.clear()
-        self._wake()
-
-    async def aclose(self) -> None:
-        self.close()
-        await anyio.lowlevel.checkpoint()
-
-
 class Inbound:
     """Sorts one server's messages for the session; see the module docstring for the rules.
 
@@ -478,8 +105,8 @@ class Inbound:
         self.limits = limits
         self.stats = stats
         self._reply = reply
-        self._notification_budget = _Bucket(limits.notifications_per_s, limits.notification_burst)
-        self._request_budget = _Bucket(limits.server_requests_per_s, limits.server_request_burst)
+        self._notification_budget = TokenBucket(limits.notifications_per_s, limits.notification_burst)
+        self._request_budget = TokenBucket(limits.server_requests_per_s, limits.server_request_burst)
         self.stream = InboundStream(self._notification_budget, stats)
         self._in_flight: dict[RequestId, str] = {}
         self._cancelled: collections.OrderedDict[RequestId, None] = collections.OrderedDict()

@@ -23,9 +23,6 @@ the SDK's `stdio_client`, which can be neither bounded nor made cheap:
   the process group, `TERM_GRACE_S`, SIGKILL; then whatever is left of the group goes the same way.
 
 POSIX only (the station's stdio servers run on Linux and macOS).
-
-Long because spawning, the reader, the writer and the process-group cleanup share one process
-handle and one shutdown order; apart, that order would be spread over modules.
 """
 
 from __future__ import annotations
@@ -53,15 +50,11 @@ from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from mcpstation.connection._framing import LineFramer, Oversized
-from mcpstation.connection._inbound import (
-    MESSAGE_TOO_LARGE,
-    CloseReason,
-    Inbound,
-    InboundLimits,
-    InboundStream,
-    TransportStats,
-)
+from mcpstation.connection._inbound import Inbound
+from mcpstation.connection._lanes import InboundStream
 from mcpstation.connection._wire import encode_message
+from mcpstation.connection.limits import MESSAGE_TOO_LARGE, InboundLimits
+from mcpstation.connection.stats import CloseReason, TransportStats
 
 logger = logging.getLogger(__name__)
 

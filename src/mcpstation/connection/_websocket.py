@@ -23,15 +23,11 @@ from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidSta
 from websockets.frames import CloseCode
 from websockets.typing import Subprotocol
 
-from mcpstation.connection._inbound import (
-    MESSAGE_TOO_LARGE,
-    CloseReason,
-    Inbound,
-    InboundLimits,
-    InboundStream,
-    TransportStats,
-)
+from mcpstation.connection._inbound import Inbound
+from mcpstation.connection._lanes import InboundStream
 from mcpstation.connection._wire import encode_message
+from mcpstation.connection.limits import MESSAGE_TOO_LARGE, InboundLimits
+from mcpstation.connection.stats import CloseReason, TransportStats
 
 logger = logging.getLogger(__name__)
 

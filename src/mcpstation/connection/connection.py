@@ -2,10 +2,11 @@
 
 The owner task (`run`) loops over sessions: each session (`connection/session.py`) enters and
 leaves the SDK `Client` in that same task, discovers what the server offers and keeps it
-current (`connection/watch.py`); when a session dies, the loop restarts it with backoff and
-jitter, or opens the circuit after too many failures in a row. Other tasks only *use* the
-connection: `request(operation)` sends one upstream request over the current session, and
-`snapshot()` reads its state.
+current; when a session dies, the loop restarts it with backoff and jitter, or opens the
+circuit after too many failures in a row. The connection is the session's `SessionOwner`: it
+hears the session's reports (ready, a listing, a failure, the end) and nothing else of it.
+Other tasks only *use* the connection: `request(operation)` sends one upstream request over
+the current session, and `snapshot()` reads its state.
 
 A lazy server with a known listing (the catalog cache) starts IDLE: its listing serves the
 catalog at once, and the first request starts it (`start_for_request`). After `idle_stop_s`
@@ -19,7 +20,7 @@ import enum
 import logging
 import math
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Protocol, TypeVar
 
@@ -27,44 +28,38 @@ import anyio
 import mcp_types as types
 from anyio import CapacityLimiter
 from mcp.shared.dispatcher import ProgressFnT
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpstation.config.models import AnyServerSpec, StationSettings
 from mcpstation.connection._errors import translate_call_errors
+from mcpstation.connection.budgets import call_timeout_s, idle_stop_s, startup_budget_s
+from mcpstation.connection.discovery import Discovered
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.known import KnownListing
 from mcpstation.connection.listing import ServerListing, start_mode
-from mcpstation.connection.operations import Operation, Subscribe, Unsubscribe
+from mcpstation.connection.operations import Operation
 from mcpstation.connection.progress import OrderedProgress
-from mcpstation.connection.session import Session
+from mcpstation.connection.session import Precheck, ServerEvents, Session, SessionSupport
 from mcpstation.connection.snapshot import NO_SESSION, ConnectionSnapshot, SessionInfo
 from mcpstation.connection.state import ConnectionState
 from mcpstation.connection.transports import RequestGuard
-from mcpstation.errors import ConnectionLost, RemoteError, ServerUnavailable
+from mcpstation.errors import ConnectionLost, ServerUnavailable
 
 logger = logging.getLogger(__name__)
 
 BACKOFF_JITTER = 0.2  # +/- fraction of each restart delay, so restarts of many servers spread out
-INTERACTIVE_SIGN_IN_S = 300.0  # connect budget for servers whose OAuth sign-in waits for a person
 STABLE_SESSION_S = 30.0  # a session that lasted this long resets the consecutive-failure count
 
 T = TypeVar("T")
-Precheck = Callable[[AnyServerSpec], Awaitable[str | None]]
-"""Asked before every connect; a reason refuses the connect (runtime-added URLs are judged again)."""
+
+__all__ = ["ConnectionObserver", "Precheck", "ServerConnection"]
 
 
-class ConnectionObserver(Protocol):
+class ConnectionObserver(ServerEvents, Protocol):
     """Who owns the connection and hears what happens in it (the station's pool)."""
 
     def connection_changed(self, connection: ServerConnection) -> None:
         """Its state or listing changed."""
         ...
-
-    def stderr_line(self, server: str, line: str) -> None: ...
-
-    def server_log(self, server: str, params: types.LoggingMessageNotificationParams) -> None: ...
-
-    def resource_updated(self, server: str, uri: str) -> None: ...
 
 
 _DORMANT_STATES = frozenset({ConnectionState.IDLE, ConnectionState.STARTING, ConnectionState.STOPPING})
@@ -97,11 +92,11 @@ class ServerConnection:
         `known` makes a lazy server start IDLE with that listing."""
         self.spec = spec
         self.settings = settings
-        self.hooks = hooks
         self.observer = observer
-        self.precheck = precheck
-        self.request_guard = request_guard
         self.subscriptions: set[str] = set()  # URIs to subscribe to again on every new session
+        self._support = SessionSupport(
+            hooks=hooks, events=observer, precheck=precheck, request_guard=request_guard, start_slots=start_slots
+        )
         self._state = ConnectionState.STARTING
         self._error: str | None = None
         self._info = NO_SESSION
@@ -123,7 +118,6 @@ class ServerConnection:
         self._stopped = anyio.Event()
         self._state_changed = anyio.Event()
         self._wake = anyio.Event()
-        self.start_slots = start_slots
         self._ttl_ms: int | None = None  # the server's cache hint for its last listing, when it gave one
         self._live_listing = False  # the listing came from a session of this connection
         self._dormant = False  # a lazy server between runs whose known listing serves the catalog
@@ -239,7 +233,7 @@ class ServerConnection:
 
     @property
     def idle_stop_s(self) -> float:
-        return self.spec.idle_stop_s or self.settings.idle_stop_s
+        return idle_stop_s(self.spec, self.settings)
 
     @property
     def settled(self) -> anyio.Event:
@@ -248,15 +242,11 @@ class ServerConnection:
 
     @property
     def startup_budget_s(self) -> float:
-        budget = self.spec.startup_timeout_s or self.settings.server_startup_timeout_s
-        oauth = getattr(self.spec, "oauth", None)
-        if oauth is not None and oauth.mode == "authorization_code":
-            budget = max(budget, INTERACTIVE_SIGN_IN_S)  # a person may be signing in
-        return budget
+        return startup_budget_s(self.spec, self.settings)
 
     @property
     def call_timeout_s(self) -> float:
-        return self.spec.call_timeout_s or self.settings.call_timeout_s
+        return call_timeout_s(self.spec, self.settings)
 
     def __repr__(self) -> str:
         pid = f" pid={self.pid}" if self.pid else ""
@@ -288,29 +278,26 @@ class ServerConnection:
         if self._state is ConnectionState.READY:
             self._set_state(ConnectionState.STOPPING)
         if self._session is not None:
-            self._session.cancel_connect()
+            self._session.end(stopping=True)
         self._wake.set()
 
     def reconnect(self) -> None:
         """Drop the session (if any) and connect again now, closing the circuit breaker."""
         if self._intent is not _Intent.STOP:
             self._intent = _Intent.RECONNECT
+            if self._session is not None:
+                self._session.end(stopping=False)
         self._failures = 0
         self._wake.set()
-
-    def request_refresh(self, kinds: set[str]) -> None:
-        """Re-list the given kinds soon; many requests within the debounce window cost one."""
-        if self._session is not None:
-            self._session.request_refresh(kinds)
 
     @property
     def stopping(self) -> bool:
         return self._intent is _Intent.STOP
 
-    @property
-    def recycling(self) -> bool:
-        """Whether the current session should end now (stop or reconnect asked)."""
-        return self._intent is not _Intent.RUN
+    def request_refresh(self, kinds: set[str]) -> None:
+        """Re-list the given kinds soon; many requests within the debounce window cost one."""
+        if self._session is not None:
+            self._session.request_refresh(kinds)
 
     # -- lazy start and idle stop -------------------------------------------------------------------
 
@@ -344,15 +331,6 @@ class ServerConnection:
         """Return when the last open request ends or a subscription goes."""
         await self._activity.wait()
 
-    def go_idle(self) -> None:
-        """The session is ending because the server went unused: its listing stays in the catalog."""
-        self._dormant = True
-        logger.info(
-            "server %r unused for %g s; stopping it (its catalog stays, the next request starts it)",
-            self.name,
-            self.idle_stop_s,
-        )
-
     def _note_activity_ended(self) -> None:
         ended, self._activity = self._activity, anyio.Event()
         ended.set()
@@ -381,8 +359,6 @@ class ServerConnection:
                 f"cannot send {operation.target!r}",
                 server=self.name,
             )
-        if isinstance(operation, Subscribe | Unsubscribe):
-            self._check_subscription(operation)
         timeout = timeout_s or self.call_timeout_s
         ordered = OrderedProgress(progress) if progress is not None else None
         self._in_flight += 1
@@ -396,24 +372,12 @@ class ServerConnection:
         finally:
             self._in_flight -= 1
             self._last_used = anyio.current_time()
-            if isinstance(operation, Subscribe | Unsubscribe) or not self._in_flight:
+            if not self._in_flight:
                 self._note_activity_ended()
+        operation.applied(self.subscriptions)  # before the idle watch looks again
         if ordered is not None:
             await ordered.settled()
-        if isinstance(operation, Subscribe):
-            self.subscriptions.add(operation.uri)
-        elif isinstance(operation, Unsubscribe):
-            self.subscriptions.discard(operation.uri)
         return result
-
-    def _check_subscription(self, operation: Subscribe | Unsubscribe) -> None:
-        if self._info.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            raise RemoteError(
-                f"server {self.name!r} speaks 2026-07-28; resource subscriptions through the station need "
-                f'a handshake-era session: set protocol = "legacy" for it',
-                tool="resources/subscribe",
-                server=self.name,
-            )
 
     # -- the owner task ----------------------------------------------------------------------------
 
@@ -425,13 +389,13 @@ class ServerConnection:
                 if self._dormant and not self._wanted and self._intent is _Intent.RUN:
                     self._set_state(ConnectionState.IDLE)
                     self._settled.set()
-                    await self.wait_until(lambda: self._wanted or self._intent is not _Intent.RUN)
+                    await self._wait_until(lambda: self._wanted or self._intent is not _Intent.RUN)
                     if self.stopping:
                         break
                 self._wanted = False
                 self._intent = _Intent.RUN
                 self._set_state(ConnectionState.STARTING)
-                session = Session(self)
+                session = Session(self, self._support)
                 self._session = session
                 try:
                     await session.run()
@@ -439,6 +403,7 @@ class ServerConnection:
                     self._session = None
                     self._last_stderr = session.stderr_tail
                     self._last_transport_warnings = tuple(session.stats.warnings(self.name))
+                    self._info = replace(self._info, pid=None)  # its processes are gone
                 if not session.went_idle:
                     self._dormant = False  # a failed start or a lost session: its listing no longer stands
                 became_ready = session.became_ready
@@ -454,7 +419,7 @@ class ServerConnection:
                     self._failures += 1
                 if not ever_ready or self._failures >= self.settings.max_consecutive_failures:
                     self._set_state(ConnectionState.FAILED)
-                    await self.wait_for_intent()
+                    await self._wait_for_intent()
                     continue
                 delay = self._backoff_delay()
                 self._set_state(ConnectionState.BACKING_OFF)
@@ -466,7 +431,7 @@ class ServerConnection:
                     self._failures,
                     self.settings.max_consecutive_failures,
                 )
-                await self.wait_for_intent(delay)
+                await self._wait_for_intent(delay)
                 self._restarts += 1
         finally:
             self._set_state(ConnectionState.STOPPED)
@@ -480,23 +445,20 @@ class ServerConnection:
         )
         return delay * random.uniform(1 - BACKOFF_JITTER, 1 + BACKOFF_JITTER)
 
-    async def wait_for_intent(self, timeout_s: float = math.inf) -> None:
+    async def _wait_for_intent(self, timeout_s: float = math.inf) -> None:
         """Sleep until stop or reconnect is asked, or `timeout_s` passed."""
-        await self.wait_until(lambda: self._intent is not _Intent.RUN, timeout_s)
+        await self._wait_until(lambda: self._intent is not _Intent.RUN, timeout_s)
 
-    async def wait_until(self, condition: Callable[[], bool], timeout_s: float = math.inf) -> None:
+    async def _wait_until(self, condition: Callable[[], bool], timeout_s: float = math.inf) -> None:
         """Sleep until `condition()` holds (checked whenever the connection is woken), or `timeout_s` passed."""
         with anyio.move_on_after(timeout_s):
             while not condition():
                 await self._wake.wait()
                 self._wake = anyio.Event()
 
-    def wake(self) -> None:
-        self._wake.set()
+    # -- what sessions report (SessionOwner) -----------------------------------------------------------
 
-    # -- what sessions report -------------------------------------------------------------------------
-
-    def mark_ready(self, info: SessionInfo) -> None:
+    def session_ready(self, info: SessionInfo) -> None:
         self._info = info
         self._error = None
         self._last_used = anyio.current_time()
@@ -514,37 +476,40 @@ class ServerConnection:
             info.startup_s or 0.0,
         )
 
-    def update_listing(
-        self,
-        found: dict[str, tuple[object, ...]],
-        warnings: tuple[str, ...],
-        *,
-        full: bool,
-        ttl_ms: int | None = None,
-    ) -> None:
-        """Swap in newly listed kinds; `full` replaces every warning, else only those of the kinds listed."""
+    def listing_found(self, discovered: Discovered, dropped: tuple[str, ...], *, full: bool) -> None:
+        """Swap in the listed kinds; `full` replaces every warning, else only those of the kinds listed.
+
+        A refresh of a ready session is announced to the observer; a start's listing is announced
+        with READY.
+        """
+        found = discovered.found
+        warnings = discovered.warnings + dropped
         self._listing = replace(self._listing, **found)  # type: ignore[arg-type]
         self._live_listing = True
-        if ttl_ms is not None or full:
-            self._ttl_ms = ttl_ms
+        if discovered.ttl_ms is not None or full:
+            self._ttl_ms = discovered.ttl_ms
         if full:
             self._warnings = warnings
-        else:
-            kept = tuple(w for w in self._warnings if not any(kind in w for kind in found))
-            self._warnings = kept + warnings
-
-    def listing_changed(self) -> None:
+            return
+        kept = tuple(w for w in self._warnings if not any(kind in w for kind in found))
+        self._warnings = kept + warnings
+        logger.info(
+            "server %r lists changed (%s): %d tools", self.name, ", ".join(sorted(found)), len(self._listing.tools)
+        )
         if self.observer is not None:
             self.observer.connection_changed(self)
 
-    def set_error(self, error: str | None) -> None:
+    def session_failed(self, error: str) -> None:
         self._error = error
 
-    def forget_pid(self) -> None:
-        self._info = replace(self._info, pid=None)
-
-    def end_session_state(self) -> None:
-        """A ready session ended: the connection is no longer READY."""
+    def session_ending(self, *, idle: bool) -> None:
+        if idle:
+            self._dormant = True  # its listing stays in the catalog while it stops
+            logger.info(
+                "server %r unused for %g s; stopping it (its catalog stays, the next request starts it)",
+                self.name,
+                self.idle_stop_s,
+            )
         if self._state is ConnectionState.READY:
             self._set_state(ConnectionState.STOPPING)
 

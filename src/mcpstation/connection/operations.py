@@ -1,14 +1,16 @@
 """The requests a connection can send upstream, one small type each.
 
-`ServerConnection.request(operation, ...)` is the one way in: it checks the session, applies the
-timeout and turns SDK exceptions into station errors; each operation only knows how to put
-itself on the wire through the SDK `Client`.
+`ServerConnection.request(operation, ...)` is the one way in: it checks the session, counts the
+request as activity and turns SDK exceptions into station errors; each operation only knows how
+to put itself on the wire through the SDK `Client`, within `timeout_s`, and what a success
+changes in the connection's resource subscriptions (only `Subscribe` and `Unsubscribe` change
+anything).
 """
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -17,7 +19,9 @@ import mcp_types as types
 from mcp.client import Client
 from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
 
@@ -35,9 +39,28 @@ class Operation(Protocol[T_co]):
         """Send it and return the SDK's result; timeouts surface as `TimeoutError` or `MCPError`."""
         ...
 
+    def applied(self, subscriptions: set[str]) -> None:
+        """Record in the connection's `subscriptions` what the request changed, once it succeeded."""
+        ...
+
+
+async def _within(timeout_s: float, pending: Awaitable[T]) -> T:
+    """`pending`'s result, or `TimeoutError` after `timeout_s` (for SDK calls without a timeout of their own)."""
+    with anyio.fail_after(timeout_s):
+        return await pending
+
+
+class _Plain:
+    """An operation that changes no subscription."""
+
+    __slots__ = ()
+
+    def applied(self, subscriptions: set[str]) -> None:
+        return None
+
 
 @dataclass(frozen=True, slots=True)
-class CallTool:
+class CallTool(_Plain):
     tool: str
     arguments: Mapping[str, Any]
 
@@ -56,7 +79,7 @@ class CallTool:
 
 
 @dataclass(frozen=True, slots=True)
-class GetPrompt:
+class GetPrompt(_Plain):
     prompt: str
     arguments: Mapping[str, str]
 
@@ -67,12 +90,11 @@ class GetPrompt:
     async def send(
         self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
     ) -> types.GetPromptResult:
-        with anyio.fail_after(timeout_s):
-            return await client.get_prompt(self.prompt, dict(self.arguments) or None, meta=meta)
+        return await _within(timeout_s, client.get_prompt(self.prompt, dict(self.arguments) or None, meta=meta))
 
 
 @dataclass(frozen=True, slots=True)
-class ReadResource:
+class ReadResource(_Plain):
     uri: str
 
     @property
@@ -82,12 +104,11 @@ class ReadResource:
     async def send(
         self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
     ) -> types.ReadResourceResult:
-        with anyio.fail_after(timeout_s):
-            return await client.read_resource(self.uri, meta=meta)
+        return await _within(timeout_s, client.read_resource(self.uri, meta=meta))
 
 
 @dataclass(frozen=True, slots=True)
-class Complete:
+class Complete(_Plain):
     ref: types.PromptReference | types.ResourceTemplateReference
     argument: Mapping[str, str]
     context_arguments: Mapping[str, str] | None = None
@@ -100,8 +121,16 @@ class Complete:
         self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
     ) -> types.CompleteResult:
         context = dict(self.context_arguments) if self.context_arguments is not None else None
-        with anyio.fail_after(timeout_s):
-            return await client.complete(self.ref, dict(self.argument), context)
+        return await _within(timeout_s, client.complete(self.ref, dict(self.argument), context))
+
+
+class SubscriptionsNeedHandshakeEra(Exception):
+    """A (un)subscribe on a 2026-07-28 session, which listens instead; `translate_call_errors` names the server."""
+
+
+def _handshake_era_only(client: Client) -> None:
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        raise SubscriptionsNeedHandshakeEra
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,13 +146,16 @@ class Subscribe:
     async def send(
         self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
     ) -> types.EmptyResult:
+        _handshake_era_only(client)
         # Deprecated as of 2026-07-28, and still how handshake-era servers are asked; the SDK warns
         # when the call is made, so the filter never spans an await.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             pending = client.subscribe_resource(self.uri, meta=meta)
-        with anyio.fail_after(timeout_s):
-            return await pending
+        return await _within(timeout_s, pending)
+
+    def applied(self, subscriptions: set[str]) -> None:
+        subscriptions.add(self.uri)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,8 +169,11 @@ class Unsubscribe:
     async def send(
         self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
     ) -> types.EmptyResult:
+        _handshake_era_only(client)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             pending = client.unsubscribe_resource(self.uri, meta=meta)
-        with anyio.fail_after(timeout_s):
-            return await pending
+        return await _within(timeout_s, pending)
+
+    def applied(self, subscriptions: set[str]) -> None:
+        subscriptions.discard(self.uri)

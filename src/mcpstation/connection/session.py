@@ -1,12 +1,22 @@
 """`Session`: one session of a connection, from spawn or connect to close.
 
 It runs inside the connection's owner task: it enters the SDK `Client` (which spawns the
-process or opens the HTTP session), lists what the server offers, marks the connection READY,
-keeps the lists and the server's health watched (`connection/watch.py`) until the session is
-stopped, recycled or lost, and on the way out collects the server's last stderr lines and ends
-every process it left behind.
+process or opens the HTTP session), lists what the server offers, tells its owner it is READY,
+keeps the lists and the server's health watched until the session is ended, recycled or lost,
+and on the way out collects the server's last stderr lines and ends every process it left
+behind.
 
-Starting takes one of the pool's start slots (`ServerConnection.start_slots`), from before the
+A session knows its connection only through `SessionOwner`: what it reads (the spec, the
+settings, the subscriptions, how idle the server is) and what it reports (ready, a listing,
+a failure, the end). `ServerConnection` is the owner in the station; a test can be another.
+
+Keeping the lists current: handshake-era servers push `list_changed` notifications; 2026-07-28
+servers push nothing, so a `subscriptions/listen` stream brings their changes. Either way a
+change asks for a refresh; the refresh waits for a quiet moment (`REFRESH_DEBOUNCE_S` without a
+new change, at most `REFRESH_MAX_DELAY_S`), so a storm of notifications costs a re-listing or
+two, not one each.
+
+Starting takes one of the pool's start slots (`SessionSupport.start_slots`), from before the
 spawn until the first listing is in: a large fleet starts a few servers at a time instead of
 all at once, and a server's start-up budget only runs once it has its slot.
 """
@@ -16,62 +26,145 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Set
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
-from anyio.abc import TaskGroup
+from anyio import CapacityLimiter
+from anyio.abc import TaskGroup, TaskStatus
 from mcp.client import Client
 from mcp.client.session import LoggingFnT
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpstation.config.models import StdioServerSpec
+from mcpstation.config.models import AnyServerSpec, StationSettings, StdioServerSpec
 from mcpstation.connection import _processes
+from mcpstation.connection._end_watch import EndWatch
 from mcpstation.connection._errors import describe_failure
-from mcpstation.connection._inbound import CloseReason, InboundLimits, TransportStats
+from mcpstation.connection._start_slot import StartSlot
 from mcpstation.connection._stderr import StderrSink
-from mcpstation.connection.discovery import KINDS, discover
+from mcpstation.connection.budgets import call_timeout_s, startup_budget_s
+from mcpstation.connection.discovery import KINDS, Discovered, discover
+from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
+from mcpstation.connection.limits import InboundLimits
+from mcpstation.connection.listing import start_mode
 from mcpstation.connection.log_levels import PYTHON_LEVELS
 from mcpstation.connection.operations import Subscribe
 from mcpstation.connection.snapshot import SessionInfo
-from mcpstation.connection.transports import Streams, TransportContext, open_transport, resolve_command
-from mcpstation.connection.watch import health_loop, listen_loop, on_message, refresh_loop
+from mcpstation.connection.stats import CloseReason, TransportStats
+from mcpstation.connection.transports import (
+    RequestGuard,
+    Streams,
+    TransportContext,
+    open_transport,
+    resolve_command,
+)
 from mcpstation.errors import ServerStartError
-
-if TYPE_CHECKING:
-    from mcpstation.connection.connection import ServerConnection
 
 logger = logging.getLogger(__name__)
 
 CLIENT_INFO = types.Implementation(name="mcpstation", version="0.1.0")
 STDERR_SETTLE_S = 0.5  # time to collect a dead server's last stderr lines
+REFRESH_DEBOUNCE_S = 0.2  # a refresh waits until the server has been quiet this long...
+REFRESH_MAX_DELAY_S = 2.0  # ...but never longer than this after the first change it serves
+RESOURCE_KINDS = frozenset({"resources", "templates"})
+
+Precheck = Callable[[AnyServerSpec], Awaitable[str | None]]
+"""Asked before every connect; a reason refuses the connect (runtime-added URLs are judged again)."""
+
+
+class ServerEvents(Protocol):
+    """Who hears what a server says besides its answers: stderr, log messages, resource updates."""
+
+    def stderr_line(self, server: str, line: str) -> None: ...
+
+    def server_log(self, server: str, params: types.LoggingMessageNotificationParams) -> None: ...
+
+    def resource_updated(self, server: str, uri: str) -> None: ...
+
+
+class SessionOwner(Protocol):
+    """The connection a session serves: what the session reads from it, and what it reports."""
+
+    @property
+    def spec(self) -> AnyServerSpec: ...
+
+    @property
+    def settings(self) -> StationSettings: ...
+
+    @property
+    def subscriptions(self) -> Set[str]:
+        """Resource URIs to subscribe to again on a new session."""
+        ...
+
+    def idle_remaining_s(self) -> float | None:
+        """How much longer the server may go unused; None while something holds it up."""
+        ...
+
+    async def activity_ended(self) -> None:
+        """Return when the last open request ends or a subscription goes."""
+        ...
+
+    def session_ready(self, info: SessionInfo) -> None:
+        """The session is up and its first listing is in (`listing_found` came first)."""
+        ...
+
+    def listing_found(self, discovered: Discovered, dropped: tuple[str, ...], *, full: bool) -> None:
+        """A listing came in: every kind at start (`full`), the changed kinds on a refresh."""
+        ...
+
+    def session_failed(self, error: str) -> None:
+        """Why the session could not start, or was lost."""
+        ...
+
+    def session_ending(self, *, idle: bool) -> None:
+        """A ready session stops serving (`idle`: because the lazy server went unused)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSupport:
+    """What a session is given besides its owner: host hooks, event sink, start slots, guards."""
+
+    hooks: SessionHooks = NO_HOOKS
+    events: ServerEvents | None = None
+    precheck: Precheck | None = None
+    request_guard: RequestGuard | None = None
+    start_slots: CapacityLimiter | None = None
 
 
 class Session:
     """One attempt to connect and serve; its flags die with it, so no session sees another's."""
 
-    def __init__(self, connection: ServerConnection) -> None:
-        self.connection = connection
+    def __init__(self, owner: SessionOwner, support: SessionSupport | None = None) -> None:
+        self.owner = owner
+        self.support = support if support is not None else SessionSupport()
         self.client: Client | None = None
         self.became_ready = False
         self.went_idle = False  # ended because a lazy server went unused, not by a failure
+        self.stats = TransportStats()  # what our transports skipped, dropped or cut in this session
         self._sink: StderrSink | None = None
         self._lost_reason: str | None = None
         self._lost = False
+        self._stopping = False  # the owner asked the session to end for good
+        self._done = anyio.Event()  # ending, lost or idle: stop serving
+        self._failed = False  # a failure was reported to the owner
         self._connect_scope: anyio.CancelScope | None = None
         self._family: list[int] = []
         self._ready_at: float | None = None
-        self.refresh_kinds: set[str] = set()
-        self.refresh_wake = anyio.Event()
-        self.stats = TransportStats()  # what our transports skipped, dropped or cut in this session
-        self._pid: int | None = None
+        self._spawned_pid: int | None = None
+        self._server_pid: int | None = None
+        self._refresh_kinds: set[str] = set()
+        self._refresh_wake = anyio.Event()
 
     @property
     def name(self) -> str:
-        return self.connection.name
+        return self.owner.spec.name
 
     @property
     def lost(self) -> bool:
@@ -90,28 +183,31 @@ class Session:
 
     # -- from other tasks --------------------------------------------------------------------------
 
+    def end(self, *, stopping: bool) -> None:
+        """Stop serving soon (`stopping`: the connection ends, so a start in progress is abandoned)."""
+        self._stopping = self._stopping or stopping
+        if stopping and self._connect_scope is not None:
+            self._connect_scope.cancel()
+        self._done.set()
+
     def lose(self, reason: str) -> None:
-        """A request proved the session dead: let the owner task recycle it."""
+        """A request proved the session dead: end it so the owner can recycle it."""
         if self.became_ready and not self._lost:
             self._lost_reason = reason
             self._lost = True
-            self.connection.wake()
-
-    def cancel_connect(self) -> None:
-        if self._connect_scope is not None:
-            self._connect_scope.cancel()
+            self._done.set()
 
     def request_refresh(self, kinds: set[str]) -> None:
-        self.refresh_kinds |= kinds
-        self.refresh_wake.set()
+        """Re-list `kinds` soon; many requests within the debounce window cost one."""
+        self._refresh_kinds |= kinds
+        self._refresh_wake.set()
 
     # -- the session -------------------------------------------------------------------------------
 
     async def run(self) -> None:
-        """Connect and serve until stopped, recycled or lost; failures are recorded, never raised."""
-        connection = self.connection
+        """Connect and serve until ended or lost; failures are reported to the owner, never raised."""
         started = time.perf_counter()
-        sink = StderrSink(self.name, self._on_stderr) if isinstance(connection.spec, StdioServerSpec) else None
+        sink = StderrSink(self.name, self._on_stderr) if isinstance(self.owner.spec, StdioServerSpec) else None
         self._sink = sink
         drained = anyio.Event()
         try:
@@ -130,21 +226,21 @@ class Session:
         finally:
             if sink is not None:
                 sink.close()
-        if not self.became_ready and connection.error is None and not connection.stopping:
-            connection.set_error("the session ended before it was ready")
+        if not self.became_ready and not self._failed and not self._stopping:
+            self._fail("the session ended before it was ready")
 
     async def _connect_and_serve(self) -> None:
-        connection = self.connection
-        spec = connection.spec
+        spec = self.owner.spec
+        precheck = self.support.precheck
         if isinstance(spec, StdioServerSpec) and resolve_command(spec) is None:
             raise FileNotFoundError(2, "command not found", spec.command)
-        if connection.precheck is not None and (refusal := await connection.precheck(spec)) is not None:
+        if precheck is not None and (refusal := await precheck(spec)) is not None:
             raise ServerStartError(f"refused before connecting: {refusal}", server=self.name)
-        budget = connection.startup_budget_s
-        slot = _StartSlot(connection.start_slots)
+        budget = startup_budget_s(spec, self.owner.settings)
+        slot = StartSlot(self.support.start_slots)
         with anyio.CancelScope() as connect_scope:
             self._connect_scope = connect_scope
-            if connection.stopping:
+            if self._stopping:
                 connect_scope.cancel()
             await slot.acquire()
             connect_scope.deadline = anyio.current_time() + budget
@@ -153,79 +249,171 @@ class Session:
             finally:
                 slot.release()
         self._connect_scope = None
-        if connect_scope.cancelled_caught and not self.became_ready and not connection.stopping:
+        if connect_scope.cancelled_caught and not self.became_ready and not self._stopping:
             raise TimeoutError(f"did not start within {budget:g} s")
 
-    async def _connect_in_slot(self, slot: _StartSlot, connect_scope: anyio.CancelScope) -> None:
-        """Spawn or connect, list everything, mark READY (handing the slot back), then serve."""
-        connection = self.connection
+    async def _connect_in_slot(self, slot: StartSlot, connect_scope: anyio.CancelScope) -> None:
+        """Spawn or connect, list everything, report READY (handing the slot back), then serve."""
+        owner = self.owner
         started = time.perf_counter()
-        spec = connection.spec
+        spec = owner.spec
+        hooks = self.support.hooks
         async with self._client() as client, anyio.create_task_group() as watchers:
             if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 # Listen before listing, so no change between the two is missed.
-                await watchers.start(listen_loop, self, client)
+                await watchers.start(self._listen, client)
             discovered = await discover(
-                client, server=self.name, kinds=set(KINDS), max_pages=connection.settings.max_list_pages
+                client, server=self.name, kinds=set(KINDS), max_pages=owner.settings.max_list_pages
             )
-            connection.update_listing(
-                discovered.found, discovered.warnings + self.dropped_tools(), full=True, ttl_ms=discovered.ttl_ms
-            )
+            owner.listing_found(discovered, self.dropped_tools(), full=True)
             connect_scope.deadline = math.inf
             self._connect_scope = None
             slot.release()
             self._mark_ready(client, time.perf_counter() - started)
             try:
-                await connection.hooks.session_started(spec, client)
+                await hooks.session_started(spec, client)
             except MCPError as exc:
                 logger.warning("server %r: host set-up after connect failed: %s", self.name, exc)
-            if connection.subscriptions and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            if owner.subscriptions and client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
                 await self._resubscribe(client)
             try:
                 await self._serve(client, watchers)
             finally:
-                connection.hooks.session_ended(spec, client)
+                hooks.session_ended(spec, client)
             watchers.cancel_scope.cancel()
             self._family = self._process_family()
-            if self._lost and not connection.stopping:
+            if self._lost and not self._stopping:
                 error = self._lost_reason or "connection lost: the server went away"
                 if self._sink is not None and self._sink.last_line():
                     error += f" (stderr: {self._sink.last_line()!r})"
-                connection.set_error(error)
+                self._fail(error)
             self.client = None
-            connection.end_session_state()
+            owner.session_ending(idle=self.went_idle)
 
     async def _serve(self, client: Client, watchers: TaskGroup) -> None:
-        """Keep the session current and healthy until it is stopped, recycled or lost."""
-        connection = self.connection
-        watchers.start_soon(refresh_loop, self, client)
-        if connection.settings.health_interval_s > 0:
-            watchers.start_soon(health_loop, self, client)
-        if connection.is_lazy:
+        """Keep the session current and healthy until it is ended, lost or idle."""
+        settings = self.owner.settings
+        watchers.start_soon(self._refresh, client)
+        if settings.health_interval_s > 0:
+            watchers.start_soon(self._check_health, client)
+        if start_mode(self.owner.spec, settings) == "lazy":
             watchers.start_soon(self._idle_watch)
-        await connection.wait_until(lambda: connection.recycling or self._lost or self.went_idle)
+        await self._done.wait()
+
+    # -- watching a ready session --------------------------------------------------------------------
+
+    async def _refresh(self, client: Client) -> None:
+        """Re-list what changed, debounced; a failed refresh keeps the previous listing."""
+        owner = self.owner
+        while True:
+            await self._refresh_wake.wait()
+            await self._quiet_moment()
+            kinds, self._refresh_kinds = self._refresh_kinds, set()
+            if not kinds:
+                continue
+            settings = owner.settings
+            try:
+                with anyio.fail_after(call_timeout_s(owner.spec, settings)):
+                    discovered = await discover(
+                        client, server=self.name, kinds=kinds, max_pages=settings.max_list_pages
+                    )
+            except Exception as exc:  # boundary: a failed refresh keeps the previous listing
+                logger.warning("server %r: refreshing %s failed: %s", self.name, sorted(kinds), describe_failure(exc))
+                continue
+            owner.listing_found(discovered, self.dropped_tools(), full=False)
+
+    async def _quiet_moment(self) -> None:
+        """Wait until no change has come for `REFRESH_DEBOUNCE_S`, or `REFRESH_MAX_DELAY_S` has passed."""
+        deadline = anyio.current_time() + REFRESH_MAX_DELAY_S
+        while True:
+            self._refresh_wake = anyio.Event()
+            remaining = deadline - anyio.current_time()
+            if remaining <= 0:
+                return
+            with anyio.move_on_after(min(REFRESH_DEBOUNCE_S, remaining)):
+                await self._refresh_wake.wait()
+                continue
+            return
+
+    async def _check_health(self, client: Client) -> None:
+        """Ping (legacy) or discover (modern) periodically; a server that stops answering is lost."""
+        settings = self.owner.settings
+        modern = client.protocol_version in MODERN_PROTOCOL_VERSIONS
+        while True:
+            await anyio.sleep(settings.health_interval_s)
+            try:
+                with anyio.fail_after(settings.health_timeout_s):
+                    if modern:
+                        await client.session.discover()
+                    else:
+                        await client.session.send_ping()  # the session's ping is not deprecated
+            except MCPError as exc:
+                if exc.code == types.METHOD_NOT_FOUND:
+                    continue  # answering at all is healthy
+                self.lose(f"health check failed: {describe_failure(exc)}")
+                return
+            except Exception as exc:  # boundary: any failure of the probe means an unhealthy server
+                self.lose(f"health check failed: {describe_failure(exc) or 'no answer'}")
+                return
+
+    async def _listen(self, client: Client, *, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """Modern servers push nothing; a `subscriptions/listen` stream brings their changes."""
+        listening = False
+        try:
+            async with client.listen(
+                tools_list_changed=True, prompts_list_changed=True, resources_list_changed=True
+            ) as sub:
+                task_status.started()
+                listening = True
+                async for event in sub:
+                    if isinstance(event, ToolsListChanged):
+                        self.request_refresh({"tools"})
+                    elif isinstance(event, PromptsListChanged):
+                        self.request_refresh({"prompts"})
+                    elif isinstance(event, ResourcesListChanged):
+                        self.request_refresh(set(RESOURCE_KINDS))
+        except (ListenNotSupportedError, SubscriptionLost, MCPError) as exc:
+            logger.debug("server %r: no change stream (%s)", self.name, exc)
+            if not listening:
+                task_status.started()
+
+    async def _on_message(self, message: Any) -> None:
+        """The SDK's message handler: change notifications, resource updates, unreadable lines."""
+        if isinstance(message, Exception):
+            logger.warning("server %r sent something unreadable: %s", self.name, str(message).splitlines()[0][:200])
+        elif isinstance(message, types.ToolListChangedNotification):
+            self.request_refresh({"tools"})
+        elif isinstance(message, types.PromptListChangedNotification):
+            self.request_refresh({"prompts"})
+        elif isinstance(message, types.ResourceListChangedNotification):
+            self.request_refresh(set(RESOURCE_KINDS))
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            events = self.support.events
+            if events is not None:
+                events.resource_updated(self.name, str(message.params.uri))
 
     async def _idle_watch(self) -> None:
         """End the session once a lazy server has gone `idle_stop_s` without requests."""
-        connection = self.connection
+        owner = self.owner
         while True:
-            remaining = connection.idle_remaining_s()
+            remaining = owner.idle_remaining_s()
             if remaining is not None and remaining <= 0:
-                connection.go_idle()
                 self.went_idle = True
-                connection.wake()
+                self._done.set()
                 return
             with anyio.move_on_after(math.inf if remaining is None else remaining):
-                await connection.activity_ended()
+                await owner.activity_ended()
+
+    # -- the SDK client and its transport -------------------------------------------------------------
 
     def _client(self) -> Client:
-        connection = self.connection
-        spec = connection.spec
-        settings = connection.settings
+        spec = self.owner.spec
+        settings = self.owner.settings
+        hooks = self.support.hooks
         context = TransportContext(
             errlog=self._sink.file if self._sink is not None else None,
-            auth=connection.hooks.http_auth(spec),
-            request_guard=connection.request_guard,
+            auth=hooks.http_auth(spec),
+            request_guard=self.support.request_guard,
             on_process=self._on_process,
             stats=self.stats,
             limits=InboundLimits(
@@ -233,24 +421,20 @@ class Session:
                 notification_burst=int(settings.server_messages_burst),
             ),
         )
-        kwargs: dict[str, Any] = dict(connection.hooks.client_kwargs(spec))
+        kwargs: dict[str, Any] = dict(hooks.client_kwargs(spec))
         kwargs["logging_callback"] = self._logging_callback(kwargs.get("logging_callback"))
-
-        async def handle(message: Any) -> None:
-            await on_message(self, message)
-
         return Client(
             self._watched(open_transport(spec, context)),
             mode=spec.sdk_mode,
             client_info=CLIENT_INFO,
-            message_handler=handle,
+            message_handler=self._on_message,
             cache=None,  # the catalog is our cache; stale SDK pages would only hide changes
             **kwargs,
         )
 
     def _logging_callback(self, hooked: LoggingFnT | None) -> LoggingFnT:
-        """The host's logging callback (Python logging), then the owner's observer (events)."""
-        observer = self.connection.observer
+        """The host's logging callback (Python logging), then the event sink."""
+        events = self.support.events
         name = self.name
         server_logger = logging.getLogger(f"mcpstation.server.{name}")
 
@@ -259,38 +443,40 @@ class Session:
                 await hooked(params)
             else:
                 server_logger.log(PYTHON_LEVELS.get(params.level, logging.INFO), "%s", params.data)
-            if observer is not None:
-                observer.server_log(name, params)
+            if events is not None:
+                events.server_log(name, params)
 
         return logging_callback
 
     @asynccontextmanager
     async def _watched(self, transport: AbstractAsyncContextManager[Streams]) -> AsyncIterator[Streams]:
         async with transport as (read, write):
-            yield _EndWatch(read, self._on_eof), write
+            yield EndWatch(read, self._on_eof), write
 
     def _on_eof(self) -> None:
         if self._lost_reason is None and self.stats.closed is not None and self.stats.closed is not CloseReason.EOF:
             self._lost_reason = f"connection lost: {self.stats.closed_detail or self.stats.closed}"
         self._lost = True
-        self.connection.wake()
+        self._done.set()
 
     def _on_process(self, pid: int) -> None:
-        self._pid = pid
+        self._spawned_pid = pid
 
     def _on_stderr(self, server: str, line: str) -> None:
-        observer = self.connection.observer
-        if observer is not None:
-            observer.stderr_line(server, line)
+        events = self.support.events
+        if events is not None:
+            events.stderr_line(server, line)
 
     async def _resubscribe(self, client: Client) -> None:
         """A new session knows nothing of the old one's subscriptions: ask again."""
-        timeout = self.connection.call_timeout_s
-        for uri in sorted(self.connection.subscriptions):
+        timeout = call_timeout_s(self.owner.spec, self.owner.settings)
+        for uri in sorted(self.owner.subscriptions):
             try:
                 await Subscribe(uri).send(client, timeout_s=timeout, progress=None, meta=None)
             except (MCPError, TimeoutError) as exc:
                 logger.warning("server %r: could not subscribe again to %r: %s", self.name, uri, exc)
+
+    # -- the process and its stderr -----------------------------------------------------------------
 
     async def _drain(self, sink: StderrSink, drained: anyio.Event) -> None:
         try:
@@ -304,30 +490,32 @@ class Session:
             sink.close_write_end()
             with anyio.move_on_after(STDERR_SETTLE_S):
                 await drained.wait()
-            family = set(self._family) | set(_processes.family(self.connection.pid, sink.pipe_inode))
+            family = set(self._family) | set(_processes.family(self._server_pid, sink.pipe_inode))
             stragglers = sorted(pid for pid in family if _processes.is_alive(pid))
             if stragglers:
                 logger.warning("server %r left processes behind %s; terminating them", self.name, stragglers)
                 await _processes.terminate(stragglers)
-            self.connection.forget_pid()
             self._family = []
 
     def _process_family(self) -> list[int]:
         """Everything the server started, found while it still runs (for the stop that follows)."""
-        pid = self.connection.pid
+        pid = self._server_pid
         if pid is None:
             return []
         return _processes.family(pid, self._sink.pipe_inode if self._sink is not None else None)
 
+    # -- reporting --------------------------------------------------------------------------------------
+
     def _mark_ready(self, client: Client, elapsed: float) -> None:
         self.client = client
         info = client.server_info
-        pid = self._pid
+        pid = self._spawned_pid
         if pid is None and self._sink is not None:
             pid = _processes.server_pid(self._sink.pipe_inode)
+        self._server_pid = pid
         self._ready_at = time.monotonic()
         self.became_ready = True
-        self.connection.mark_ready(
+        self.owner.session_ready(
             SessionInfo(
                 protocol_version=client.protocol_version,
                 server_name=info.name if info else None,
@@ -338,78 +526,22 @@ class Session:
             )
         )
 
+    def _fail(self, error: str) -> None:
+        self._failed = True
+        self.owner.session_failed(error)
+
     def _record_failure(self, exc: BaseException, *, started: float) -> None:
-        connection = self.connection
         reason = describe_failure(exc)
         tail = self.stderr_tail
         if tail:
             reason += f" (stderr, last line: {tail[-1]!r})"
-        connection.set_error(reason if not self.became_ready else f"connection lost: {reason}")
-        if not self.became_ready and not connection.stopping:
+        self._fail(reason if not self.became_ready else f"connection lost: {reason}")
+        if not self.became_ready and not self._stopping:
             logger.warning(
                 "server %r failed to start after %.2f s: %s [%s]",
                 self.name,
                 time.perf_counter() - started,
                 reason,
-                connection.spec.target,
+                self.owner.spec.target,
             )
         logger.debug("server %r failure detail", self.name, exc_info=exc)
-
-
-class _StartSlot:
-    """One of the pool's start slots, held by the owner task from spawn to READY; released once."""
-
-    def __init__(self, slots: anyio.CapacityLimiter | None) -> None:
-        self._slots = slots
-        self._held = False
-
-    async def acquire(self) -> None:
-        if self._slots is not None:
-            await self._slots.acquire()
-            self._held = True
-
-    def release(self) -> None:
-        if self._held and self._slots is not None:
-            self._held = False
-            self._slots.release()
-
-
-class _EndWatch:
-    """A transport's read stream that tells the session when the server's side has ended."""
-
-    def __init__(self, stream: Any, on_end: Callable[[], None]) -> None:
-        self._stream = stream
-        self._on_end = on_end
-
-    async def __aenter__(self) -> _EndWatch:
-        await self._stream.__aenter__()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self._stream.__aexit__(*exc_info)
-
-    def __aiter__(self) -> _EndWatch:
-        return self
-
-    async def __anext__(self) -> Any:
-        try:
-            return await self._stream.__anext__()
-        except StopAsyncIteration:
-            self._on_end()
-            raise
-
-    async def receive(self) -> Any:
-        try:
-            return await self._stream.receive()
-        except anyio.EndOfStream:
-            self._on_end()
-            raise
-
-    async def aclose(self) -> None:
-        await self._stream.aclose()
-
-    def close(self) -> None:
-        self._stream.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)

@@ -30,11 +30,12 @@ from mcpstation.config.models import (
     StreamableHttpServerSpec,
     WebSocketServerSpec,
 )
-from mcpstation.connection._inbound import InboundLimits, TransportStats
 from mcpstation.connection._inprocess import inprocess_transport
 from mcpstation.connection._stdio import stdio_transport
 from mcpstation.connection._tool_budget import ToolBudget
 from mcpstation.connection._websocket import websocket_transport
+from mcpstation.connection.limits import InboundLimits
+from mcpstation.connection.stats import TransportStats
 
 Streams = tuple[Any, Any]
 RequestGuard = Callable[[httpx2.Request], Awaitable[None]]
