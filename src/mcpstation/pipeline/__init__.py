@@ -9,7 +9,7 @@ from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
 from mcpstation.pipeline.request import Handler, Layer, Request
 from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
 from mcpstation.pipeline.surface import META_TOOLS, Surface, SurfaceTotals, ToolSurface
-from mcpstation.pipeline.url_guard import UrlGuardLayer
+from mcpstation.pipeline.url_guard import UrlGuardLayer, needs_url_guard
 from mcpstation.pipeline.visibility import Visibility
 
 __all__ = [
@@ -37,4 +37,5 @@ __all__ = [
     "Visibility",
     "assemble",
     "compose",
+    "needs_url_guard",
 ]
