@@ -55,6 +55,7 @@ from mcpstation.management import MANAGEMENT_SERVER, MANAGEMENT_TOOLS, managemen
 from mcpstation.pinning import ToolPins
 from mcpstation.pipeline import (
     META_TOOLS,
+    ArgumentCheck,
     AuditTrail,
     Bounds,
     Caller,
@@ -141,6 +142,7 @@ class Station:
         )
         self._audit = AuditTrail(store) if store is not None else None
         self._caller_layers: list[Layer] = []
+        self._arguments = ArgumentCheck(lambda: self.catalog)
         self._offline_reason = partial(offline_reason, self.roster, self.pool)
         self.visibility = Visibility(self.roster.spec)
         self.requests = self._compose()
@@ -166,6 +168,7 @@ class Station:
             bounds=Bounds(lambda: self.config.station, self._server_cap),
             audit=self._audit,
             caller_layers=self._caller_layers,
+            arguments=self._arguments,
             url_guard=UrlGuardLayer(self._url_guard, self.roster.spec) if guarded else None,
         )
         return Pipeline(
@@ -184,7 +187,7 @@ class Station:
 
     def add_layer(self, layer: Layer) -> None:
         """Wrap every later request in `layer` (metrics, tracing): inside visibility and audit,
-        outside the URL guard, the bounds and the route."""
+        outside the argument check, the URL guard, the bounds and the route."""
         self._caller_layers.append(layer)
         self.requests = self._compose()
 

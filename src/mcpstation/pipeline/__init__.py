@@ -1,6 +1,7 @@
 """The one request pipeline: resolution (with the LLM surface's meta-tools), then visibility, audit, caller
-layers, URL guard, bounds, route."""
+layers, argument check, URL guard, bounds, route."""
 
+from mcpstation.pipeline.arguments import ArgumentCheck
 from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, Caller, Face
@@ -18,6 +19,7 @@ __all__ = [
     "KINDS",
     "META_TOOLS",
     "OUTCOME_META_KEY",
+    "ArgumentCheck",
     "AuditTrail",
     "Bounds",
     "Caller",
