@@ -9,10 +9,7 @@ The station is a facade over parts with one job each: the roster (every known se
 the pool (their connections), the live catalog (what they offer, merged), the dynamic servers
 (changes at run time, persisted first), the follower (changes other processes made to the
 store), and the pipeline (every request, every face). It owns their lifecycle; everything else
-here is a one-line delegation.
-
-Long because it is the facade: the lifecycle, and one documented delegation per public method to
-the part that does the work (roster, pool, live catalog, dynamic servers, follower, pipeline, status).
+here is a one-line delegation to the part whose rule it is.
 """
 
 from __future__ import annotations
@@ -21,6 +18,8 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from contextlib import AsyncExitStack
+from functools import partial
 from types import TracebackType
 from typing import Any, Self
 
@@ -45,7 +44,6 @@ from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.catalog_cache import CatalogCache
 from mcpstation.config.loader import load_config
 from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
-from mcpstation.config.presets import needs_url_guard
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
 from mcpstation.errors import ServerUnavailable, UsageError
@@ -57,6 +55,7 @@ from mcpstation.management import MANAGEMENT_SERVER, MANAGEMENT_TOOLS, managemen
 from mcpstation.pinning import ToolPins
 from mcpstation.pipeline import (
     META_TOOLS,
+    ArgumentCheck,
     AuditTrail,
     Bounds,
     Caller,
@@ -67,12 +66,13 @@ from mcpstation.pipeline import (
     UrlGuardLayer,
     Visibility,
     assemble,
+    needs_url_guard,
 )
 from mcpstation.pipeline.kinds import CompletionRef
 from mcpstation.policy import UrlGuard, classify_command
 from mcpstation.pool import ConnectionPool
-from mcpstation.roster import Origin, RosterEntry, ServerRoster, Standing
-from mcpstation.status import ReloadReport, ServerStatus, StationStatus, station_status
+from mcpstation.roster import Origin, RosterEntry, ServerRoster
+from mcpstation.status import ReloadReport, ServerStatus, StationStatus, offline_reason, station_status
 from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
@@ -142,10 +142,12 @@ class Station:
         )
         self._audit = AuditTrail(store) if store is not None else None
         self._caller_layers: list[Layer] = []
-        self._guarded: dict[str, tuple[AnyServerSpec, bool]] = {}
+        self._arguments = ArgumentCheck(lambda: self.catalog)
+        self._offline_reason = partial(offline_reason, self.roster, self.pool)
         self.visibility = Visibility(self.roster.spec)
         self.requests = self._compose()
         self._on_change = on_change
+        self._exit_stack: AsyncExitStack | None = None
         self._task_group: TaskGroup | None = None
         self._accepting = False
 
@@ -158,15 +160,16 @@ class Station:
 
     def _compose(self) -> Pipeline:
         """The one place the request path is put together (order: see `pipeline.assemble`)."""
-        guarded = {entry.name for entry in self.roster if needs_url_guard(entry.spec)}
-        guarded |= {spec.name for spec in self.config.servers if needs_url_guard(spec)}
+        specs = [*(entry.spec for entry in self.roster), *self.config.servers]
+        guarded = self.dynamic is not None or any(needs_url_guard(spec) for spec in specs)
         handler = assemble(
             route=Router(self.pool.get, self._offline_reason),
             visibility=self.visibility,
             bounds=Bounds(lambda: self.config.station, self._server_cap),
             audit=self._audit,
             caller_layers=self._caller_layers,
-            url_guard=UrlGuardLayer(self._url_guard, self._is_guarded) if guarded or self.dynamic else None,
+            arguments=self._arguments,
+            url_guard=UrlGuardLayer(self._url_guard, self.roster.spec) if guarded else None,
         )
         return Pipeline(
             catalog=lambda: self.catalog,
@@ -184,42 +187,13 @@ class Station:
 
     def add_layer(self, layer: Layer) -> None:
         """Wrap every later request in `layer` (metrics, tracing): inside visibility and audit,
-        outside the URL guard, the bounds and the route."""
+        outside the argument check, the URL guard, the bounds and the route."""
         self._caller_layers.append(layer)
         self.requests = self._compose()
-
-    def _is_guarded(self, server: str) -> bool:
-        spec = self.roster.spec(server)
-        if spec is None:
-            return False
-        cached = self._guarded.get(server)
-        if cached is None or cached[0] is not spec:  # judged once per spec, not per request
-            cached = (spec, needs_url_guard(spec))
-            self._guarded[server] = cached
-        return cached[1]
 
     def _server_cap(self, server: str) -> int | None:
         spec = self.roster.spec(server)
         return spec.max_result_bytes if spec is not None else None
-
-    def _offline_reason(self, server: str) -> str | None:
-        """Why `server` cannot answer now, for the LLM and the person; None when it can."""
-        entry = self.roster.get(server)
-        if entry is None:
-            return f"server {server!r} is not in this station"
-        if not entry.active:
-            why = f": {entry.reason}" if entry.reason else ""
-            return f"server {server!r} is not running ({entry.standing}{why})"
-        connection = self.pool.get(server)
-        if connection is None:
-            return f"server {server!r} is not running"
-        if connection.is_ready:
-            return None
-        if connection.state is ConnectionState.STARTING and not connection.listing.tools:
-            return f"server {server!r} is still starting; its tools are not known yet"
-        detail = f": {connection.error}" if connection.error else ""
-        unknown = "" if connection.listing.tools else "; its tools are unknown because it never started"
-        return f"server {server!r} is not running ({connection.state}{detail}){unknown}"
 
     def _owned(self) -> dict[str, str]:
         """Tool names only the host's own server may take: the management tools, and the tool
@@ -232,50 +206,50 @@ class Station:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
-        if self._task_group is not None:
+        if self._exit_stack is not None:
             raise UsageError("this Station is already running")
-        task_group = anyio.create_task_group()
-        await task_group.__aenter__()
-        self._task_group = task_group
+        stack = AsyncExitStack()
+        task_group = await stack.enter_async_context(anyio.create_task_group())
+        stack.push_async_callback(self._close, task_group)
+        self._exit_stack, self._task_group = stack, task_group
         self.pool.bind(task_group)
         task_group.start_soon(self.live_catalog.watch, name="mcpstation catalog watcher")
         try:
             await self._start()
         except BaseException:
-            try:
-                await self._shutdown()
-            finally:
-                self._task_group = None
-                self.pool.bind(None)
-                task_group.cancel_scope.cancel()
-                await task_group.__aexit__(None, None, None)
+            await self._leave(None)
             raise
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        task_group = self._task_group
-        assert task_group is not None
+        await self._leave(exc if isinstance(exc, anyio.get_cancelled_exc_class()) else None)
+
+    async def _leave(self, cancelled: BaseException | None) -> None:
+        """Unwind the exit stack: shut down, then leave the task group. The group is handed only a
+        cancellation, so a caller's own exception reaches them as itself, not inside an ExceptionGroup."""
+        stack, self._exit_stack = self._exit_stack, None
+        assert stack is not None
+        if cancelled is None:
+            await stack.aclose()
+        else:
+            await stack.__aexit__(type(cancelled), cancelled, cancelled.__traceback__)
+
+    async def _close(self, task_group: TaskGroup) -> None:
         try:
             await self._shutdown()
         finally:
             self._task_group = None
             self.pool.bind(None)
             task_group.cancel_scope.cancel()  # the catalog watcher; everything else has ended
-            # Hand the group only a cancellation, so the caller's exception reaches them as itself
-            # rather than inside an ExceptionGroup.
-            if exc is not None and isinstance(exc, anyio.get_cancelled_exc_class()):
-                await task_group.__aexit__(exc_type, exc, tb)
-            else:
-                await task_group.__aexit__(None, None, None)
 
     async def _start(self) -> None:
         assert self._task_group is not None
         started = time.perf_counter()
         if self.store is not None and self.config.station.management_tools:
             self.roster.put(RosterEntry(management_spec(self), Origin.HOST))
-        self._put_static(self.config)
+        self.roster.put_static(self.config.servers)
         self._warn_about_static_commands()
         if self.catalog_cache is not None:
             await self.catalog_cache.load()
@@ -322,14 +296,6 @@ class Station:
 
     def _should_run(self, spec: AnyServerSpec) -> bool:
         return spec.enabled and (self.config.enabled or spec.name == MANAGEMENT_SERVER)
-
-    def _put_static(self, config: StationConfig, hidden: dict[str, RosterEntry] | None = None) -> None:
-        """The config's servers as static entries, in config order; `hidden` are stored servers they shadow."""
-        for position, spec in enumerate(config.servers):
-            previous = self.roster.get(spec.name)
-            shadowed = (hidden or {}).get(spec.name) or (previous.shadowed if previous is not None else None)
-            standing = Standing.ACTIVE if spec.enabled else Standing.DISABLED
-            self.roster.put(RosterEntry(spec, Origin.STATIC, standing, shadowed=shadowed), position=position)
 
     def _warn_about_static_commands(self) -> None:
         """Static servers are the operator's own choice: risky commands only get a warning."""
@@ -386,7 +352,7 @@ class Station:
         self.config = config
         self._url_guard = UrlGuard.from_policy(config.policy)
         self.pool.apply_settings(config.station, keep=unchanged)
-        shadowed = self._apply_static(config)
+        shadowed = self.roster.apply_static(config.servers)
         await self.pool.stop([*removed, *changed, *shadowed])
         self.requests = self._compose()
         launched = [self.pool.launch(after[name]) for name in after if name in added or name in changed]
@@ -403,24 +369,6 @@ class Station:
         if not config.enabled:
             return {}
         return {spec.name: spec for spec in config.servers if spec.enabled}
-
-    def _apply_static(self, config: StationConfig) -> list[str]:
-        """Put the new static entries in the roster; returns the dynamic servers they now shadow."""
-        names = {spec.name for spec in config.servers}
-        for entry in self.roster.of(Origin.STATIC):
-            if entry.name not in names:
-                self.roster.remove(entry.name)
-                if entry.shadowed is not None:  # the stored server it hid comes back at the next start
-                    reason = "was shadowed by a static server until the last reload; it connects at the next start"
-                    self.roster.put(entry.shadowed.held(Standing.SHADOWED, reason))
-        hidden: dict[str, RosterEntry] = {}
-        for dynamic in self.roster.of(Origin.DYNAMIC):
-            if dynamic.name in names:
-                self.roster.remove(dynamic.name)
-                reason = f"shadowed by the static server {dynamic.name!r} (static config wins)"
-                hidden[dynamic.name] = dynamic.held(Standing.SHADOWED, reason)
-        self._put_static(config, hidden)
-        return list(hidden)
 
     # -- what the station offers -------------------------------------------------------------------
 

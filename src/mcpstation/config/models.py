@@ -28,7 +28,7 @@ from pydantic import (
     model_validator,
 )
 
-from mcpstation.config.presets import preset_servers
+from mcpstation.config.presets import FetchOptions, preset_servers
 
 NamingMode = Literal["prefix", "namespace", "bare"]
 ToolSearchMode = Literal["off", "auto", "on"]
@@ -522,7 +522,18 @@ class StationConfig(_Frozen):
     def _presets_made_explicit(self) -> StationConfig:
         # The enabled presets become ordinary entries of `servers` (first), so what a station runs
         # is what its config says. Idempotent: a preset whose name is taken is not added again.
-        presets = [_STATION_SPEC.validate_python(entry) for entry in preset_servers(self)]
+        chosen, policy = self.presets, self.policy
+        fetch = FetchOptions(
+            chosen.fetch_server, chosen.fetch_user_agent, chosen.fetch_ignore_robots_txt,
+            policy.allowed_internal_hosts, policy.allowed_internal_cidrs, policy.fetch_block_internal,
+        ) if chosen.fetch_enabled else None  # fmt: skip
+        entries = preset_servers(
+            fetch=fetch,
+            exa=chosen.exa_enabled,
+            names={spec.name for spec in self.servers},
+            urls=[spec.url for spec in self.servers if isinstance(spec, _RemoteBase)],
+        )
+        presets = [_STATION_SPEC.validate_python(entry) for entry in entries]
         if presets:
             object.__setattr__(self, "servers", (*presets, *self.servers))
         return self

@@ -1,6 +1,7 @@
 """The one request pipeline: resolution (with the LLM surface's meta-tools), then visibility, audit, caller
-layers, URL guard, bounds, route."""
+layers, argument check, URL guard, bounds, route."""
 
+from mcpstation.pipeline.arguments import ArgumentCheck
 from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, Caller, Face
@@ -9,7 +10,7 @@ from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
 from mcpstation.pipeline.request import Handler, Layer, Request
 from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
 from mcpstation.pipeline.surface import META_TOOLS, Surface, SurfaceTotals, ToolSurface
-from mcpstation.pipeline.url_guard import UrlGuardLayer
+from mcpstation.pipeline.url_guard import UrlGuardLayer, needs_url_guard
 from mcpstation.pipeline.visibility import Visibility
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "KINDS",
     "META_TOOLS",
     "OUTCOME_META_KEY",
+    "ArgumentCheck",
     "AuditTrail",
     "Bounds",
     "Caller",
@@ -37,4 +39,5 @@ __all__ = [
     "Visibility",
     "assemble",
     "compose",
+    "needs_url_guard",
 ]

@@ -3,9 +3,9 @@
 Resolution builds a `Request` of a kind; every other part reads that kind's row here instead of
 branching on it: the result type (failures of every layer are built from it), the noun of its
 "not found" message (visibility), whether tool role globs apply to its target (visibility),
-whether its target is a URI (URL guard, telemetry), whether its content is cut to
-`max_result_bytes` or only held to the hard cap (bounds), and how it goes upstream and comes back
-(route). See docs/architecture.md, "Adding a request kind".
+whether its arguments are checked against an input schema (argument check), whether its target is
+a URI (URL guard), whether its content is cut to `max_result_bytes` or only held to the hard cap
+(bounds), and how it goes upstream and comes back (route). See docs/architecture.md, "Adding a request kind".
 
 A kind the station answers itself (no upstream server: code mode) has no `operation`; its handler
 is given to the `Router` at assembly (`answers`), and it passes every layer like any other kind.
@@ -82,6 +82,7 @@ class Kind:
     upstream: Upstream | None  # None: the station answers it (a handler given to the `Router`)
     cut: bool = False  # content over max_result_bytes is cut; else only the hard cap applies
     roles_by_target: bool = False  # a server's `tool_roles` globs apply to the target, not only its `min_role`
+    checks_arguments: bool = False  # the arguments are checked against the target's input schema (arguments.py)
     uri_target: bool = False  # the target is a URI, which the URL guard judges when it is a web address
 
     def failure(
@@ -137,6 +138,7 @@ KINDS: Mapping[RequestKind, Kind] = {
             ),
             cut=True,
             roles_by_target=True,
+            checks_arguments=True,
         ),
         Kind(
             RequestKind.GET_PROMPT,
