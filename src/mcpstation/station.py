@@ -22,7 +22,7 @@ import os
 import time
 from collections.abc import Callable
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 from anyio.abc import TaskGroup
@@ -43,7 +43,6 @@ from mcpstation.catalog import (
 )
 from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.catalog_cache import CatalogCache
-from mcpstation.config.loader import load_config
 from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
 from mcpstation.config.presets import needs_url_guard
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
@@ -73,7 +72,9 @@ from mcpstation.policy import UrlGuard, classify_command
 from mcpstation.pool import ConnectionPool
 from mcpstation.roster import Origin, RosterEntry, ServerRoster, Standing
 from mcpstation.status import ReloadReport, ServerStatus, StationStatus, station_status
-from mcpstation.store import Store
+
+if TYPE_CHECKING:
+    from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +153,8 @@ class Station:
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Station:
         """A station for the config file at `path` (TOML, JSON or YAML; format detected)."""
+        from mcpstation.config.loader import load_config  # the file formats load only when a file is read
+
         return cls(load_config(path))
 
     # -- the pipeline ------------------------------------------------------------------------------

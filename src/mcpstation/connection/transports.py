@@ -34,7 +34,6 @@ from mcpstation.connection._inbound import InboundLimits, TransportStats
 from mcpstation.connection._inprocess import inprocess_transport
 from mcpstation.connection._stdio import stdio_transport
 from mcpstation.connection._tool_budget import ToolBudget
-from mcpstation.connection._websocket import websocket_transport
 
 Streams = tuple[Any, Any]
 RequestGuard = Callable[[httpx2.Request], Awaitable[None]]
@@ -140,6 +139,8 @@ def _sse(spec: SseServerSpec, context: TransportContext) -> AbstractAsyncContext
 
 
 def _websocket(spec: WebSocketServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+    from mcpstation.connection._websocket import websocket_transport  # `websockets` loads for such a server only
+
     return websocket_transport(
         spec.url,
         remote_headers(spec),

@@ -54,11 +54,6 @@ from urllib.parse import parse_qs, urlsplit
 import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider, OAuthFlowError
-from mcp.client.auth.extensions.client_credentials import (
-    ClientCredentialsOAuthProvider,
-    PrivateKeyJWTOAuthProvider,
-    SignedJWTParameters,
-)
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from pydantic import AnyUrl, BaseModel, ValidationError
 
@@ -643,14 +638,6 @@ class _AuthorizationCodeProvider(_SharedTokens):
             self.context.client_info = self._preregistered.model_copy(update={"redirect_uris": redirect_uris})
 
 
-class _ClientCredentialsProvider(_SharedTokens, ClientCredentialsOAuthProvider):
-    pass
-
-
-class _PrivateKeyJWTProvider(_SharedTokens, PrivateKeyJWTOAuthProvider):
-    pass
-
-
 def oauth_provider_for(
     spec: AnyServerSpec,
     *,
@@ -739,6 +726,19 @@ def _authorization_code_provider(
 def _client_credentials_provider(
     server: str, url: str, settings: OAuthSettings, storage: _TokenStorage, scope: str | None
 ) -> OAuthClientProvider:
+    # The SDK's client-credentials flow brings PyJWT and cryptography: loaded for such a server only.
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
+    class ClientCredentialsProvider(_SharedTokens, ClientCredentialsOAuthProvider):
+        pass
+
+    class PrivateKeyJWTProvider(_SharedTokens, PrivateKeyJWTOAuthProvider):
+        pass
+
     assert settings.client_id is not None  # OAuthSettings validates this
     if settings.issuer is None:
         logger.warning(
@@ -757,7 +757,7 @@ def _client_credentials_provider(
                 signing_key=settings.private_key.get_secret_value(),
                 signing_algorithm=settings.signing_algorithm,
             )
-            return _PrivateKeyJWTProvider(
+            return PrivateKeyJWTProvider(
                 server_url=url,
                 storage=storage,
                 client_id=settings.client_id,
@@ -768,7 +768,7 @@ def _client_credentials_provider(
         assert settings.client_secret is not None
         method = settings.token_endpoint_auth_method or "client_secret_basic"
         assert method in ("client_secret_basic", "client_secret_post")  # OAuthSettings validates this
-        return _ClientCredentialsProvider(
+        return ClientCredentialsProvider(
             server_url=url,
             storage=storage,
             client_id=settings.client_id,
