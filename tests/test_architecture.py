@@ -99,13 +99,6 @@ def test_imports_flow_one_way(path: Path):
     assert not wrong, f"{path.relative_to(SRC)} ({layer}) imports {sorted(wrong)}"
 
 
-# Circles allowed for now, by their modules. The session seam's circle goes when the branch that puts
-# a `SessionOwner` protocol between them ("conn") lands; the lead removes this allowance at that merge.
-ALLOWED_CYCLES: set[frozenset[str]] = {
-    frozenset({"mcpstation.connection.connection", "mcpstation.connection.session", "mcpstation.connection.watch"}),
-}
-
-
 def test_no_import_cycles_between_modules_not_even_for_the_type_checker():
     """A circle hidden under `TYPE_CHECKING` is still two modules that know each other: refused too."""
     graph: dict[str, set[str]] = {}
@@ -120,7 +113,7 @@ def test_no_import_cycles_between_modules_not_even_for_the_type_checker():
         module = _module_name(path)
         # a module importing its own package's re-exports is not a circle
         graph[module] = {target for target in targets if target != module and not module.startswith(target + ".")}
-    circles = [group for group in _strongly_connected(graph) if len(group) > 1 and group not in ALLOWED_CYCLES]
+    circles = [group for group in _strongly_connected(graph) if len(group) > 1]
     assert not circles, [sorted(group) for group in circles]
 
 

@@ -22,7 +22,7 @@ import json
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -34,7 +34,10 @@ from mcpstation.config.models import AnyServerSpec, InProcessServerSpec
 from mcpstation.connection import KnownListing, ServerConnection, ServerListing
 from mcpstation.connection.snapshot import SessionInfo
 from mcpstation.errors import StoreError
-from mcpstation.store import CachedCatalog, Store
+from mcpstation.store import CachedCatalog
+
+if TYPE_CHECKING:
+    from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import TypeAdapter, ValidationError
@@ -31,7 +31,10 @@ from mcpstation.policy.oauth_guard import oauth_request_guard
 from mcpstation.pool import ConnectionPool
 from mcpstation.roster import Origin, RosterEntry, ServerRoster, Standing
 from mcpstation.status import ServerState
-from mcpstation.store import DynamicServer, Store
+from mcpstation.store import DynamicServer
+
+if TYPE_CHECKING:
+    from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from contextlib import AsyncExitStack
 from functools import partial
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 from anyio.abc import TaskGroup
@@ -42,7 +42,6 @@ from mcpstation.catalog import (
 )
 from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.catalog_cache import CatalogCache
-from mcpstation.config.loader import load_config
 from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
@@ -73,7 +72,9 @@ from mcpstation.policy import UrlGuard, classify_command
 from mcpstation.pool import ConnectionPool
 from mcpstation.roster import Origin, RosterEntry, ServerRoster
 from mcpstation.status import ReloadReport, ServerStatus, StationStatus, offline_reason, station_status
-from mcpstation.store import Store
+
+if TYPE_CHECKING:
+    from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -154,6 +155,8 @@ class Station:
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Station:
         """A station for the config file at `path` (TOML, JSON or YAML; format detected)."""
+        from mcpstation.config.loader import load_config  # the file formats load only when a file is read
+
         return cls(load_config(path))
 
     # -- the pipeline ------------------------------------------------------------------------------

@@ -33,7 +33,6 @@ from mcpstation.config.models import (
 from mcpstation.connection._inprocess import inprocess_transport
 from mcpstation.connection._stdio import stdio_transport
 from mcpstation.connection._tool_budget import ToolBudget
-from mcpstation.connection._websocket import websocket_transport
 from mcpstation.connection.limits import InboundLimits
 from mcpstation.connection.stats import TransportStats
 
@@ -141,6 +140,8 @@ def _sse(spec: SseServerSpec, context: TransportContext) -> AbstractAsyncContext
 
 
 def _websocket(spec: WebSocketServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+    from mcpstation.connection._websocket import websocket_transport  # `websockets` loads for such a server only
+
     return websocket_transport(
         spec.url,
         remote_headers(spec),

@@ -35,11 +35,6 @@ from urllib.parse import urlsplit
 import anyio
 import httpx2
 from mcp.client.auth import OAuthClientProvider
-from mcp.client.auth.extensions.client_credentials import (
-    ClientCredentialsOAuthProvider,
-    PrivateKeyJWTOAuthProvider,
-    SignedJWTParameters,
-)
 from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from pydantic import AnyUrl
@@ -308,6 +303,13 @@ def _authorization_code_auth(
 def _client_credentials_provider(
     server: str, url: str, settings: OAuthSettings, storage: RecordStorage, scope: str | None
 ) -> OAuthClientProvider:
+    # The SDK's client-credentials flow brings PyJWT and cryptography: loaded for such a server only.
+    from mcp.client.auth.extensions.client_credentials import (
+        ClientCredentialsOAuthProvider,
+        PrivateKeyJWTOAuthProvider,
+        SignedJWTParameters,
+    )
+
     assert settings.client_id is not None  # OAuthSettings validates this
     if settings.issuer is None:
         logger.warning(
