@@ -179,7 +179,7 @@ def test_duplicate_and_missing_names_are_usage_errors(tmp_path: Path) -> None:
 
 
 def test_unsupported_shapes_and_formats_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"edits \.json and \.toml"):
+    with pytest.raises(ConfigError, match=r"edits \.json, \.jsonc and \.toml"):
         ServerFileEditor(tmp_path / "config.yaml")
     seed000 = _copy(tmp_path, "seed000.toml")
     with pytest.raises(ConfigError, match="`mcp` block"):
@@ -337,3 +337,12 @@ def test_windsurf_and_gemini_use_their_own_keys_and_switches(tmp_path: Path) -> 
         "events": True,
         "experimental": True,
     }
+
+
+def test_a_jsonc_server_file_is_edited_with_its_comments(tmp_path: Path) -> None:
+    path = tmp_path / "servers.jsonc"
+    path.write_text('{\n  // mine\n  "mcpServers": {\n    "a": {"command": "/usr/bin/true"}, // first\n  },\n}\n')
+    editor = ServerFileEditor(path)
+    editor.add({"name": "b", "command": "/usr/bin/false"})
+    assert [entry.name for entry in editor.list()] == ["a", "b"]
+    assert "// mine" in path.read_text() and "// first" in path.read_text()

@@ -297,8 +297,12 @@ def _input_definitions(doc: Mapping[str, Any], client: ClientFormat) -> dict[str
 
 
 def _report_other_keys(doc: Mapping[str, Any], client: ClientFormat, label: str) -> None:
-    mcp_keys = {root_key(client), "inputs", "projects", "experimental"}
+    root = root_key(client)
+    mcp_keys = {root, "inputs", "projects", "experimental"}
     others = [str(key) for key in doc if key not in mcp_keys]
+    for key in others:
+        if root not in doc and difflib.get_close_matches(key, [root], n=1, cutoff=TYPO_CUTOFF):
+            logger.warning("%s: %s: not a key %s knows; ignored. Did you mean %r?", label, key, client.title, root)
     if others:
         logger.debug(
             "%s: %d key(s) that are not MCP configuration left alone: %s", label, len(others), ", ".join(others)

@@ -251,10 +251,10 @@ def _format_of(path: Path) -> Fmt:
     suffix = path.suffix.lower()
     if suffix == ".toml":
         return "toml"
-    if suffix == ".json":
+    if suffix in (".json", ".jsonc"):
         return "json"
     raise ConfigError(
-        f"this command edits .json and .toml server files, not {suffix or 'files without an extension'}; "
+        f"this command edits .json, .jsonc and .toml server files, not {suffix or 'files without an extension'}; "
         "edit the file by hand.",
         path=str(path),
     )

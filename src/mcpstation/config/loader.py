@@ -32,7 +32,7 @@ logger = logging.getLogger(__name__)
 
 CONFIG_ENV_VAR = "MCPSTATION_CONFIG"
 DEFAULT_CONFIG_NAME = "mcpstation.toml"
-_FORMATS: dict[str, Format] = {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
+_FORMATS: dict[str, Format] = {".toml": "toml", ".json": "json", ".jsonc": "json", ".yaml": "yaml", ".yml": "yaml"}
 # Folders a client keeps a project's config in: `<project>/.vscode/mcp.json`.
 PROJECT_FOLDERS = (".vscode", ".cursor", ".roo", ".gemini", ".zed", ".codex", ".continue", ".windsurf")
 
@@ -70,7 +70,7 @@ def load_config(
     fmt = _FORMATS.get(file.suffix.lower())
     if fmt is None:
         raise ConfigError(
-            f"unknown config format {file.suffix!r}; expected .toml, .json, .yaml or .yml.", path=str(file)
+            f"unknown config format {file.suffix!r}; expected .toml, .json, .jsonc, .yaml or .yml.", path=str(file)
         )
     try:
         text = file.read_text(encoding="utf-8")
