@@ -15,6 +15,10 @@ median of the rounds, the ratio station / raw of those medians, and each ratio's
 rounds (min-max of the per-round ratios), which is the noise of the machine.
 
 Targets: CPU per call ≤ 0.9×, p50 ≤ 1.0× of the raw SDK.
+
+Part 2 is the pipeline's own cost with nothing else in it: resolution and every layer but the
+audit (visibility, argument check, URL guard, bounds) over a route that answers at once, against
+that route alone; client CPU per call, the minimum of the rounds (the figure least moved by load).
 """
 
 from __future__ import annotations
@@ -32,11 +36,24 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import anyio
+import mcp_types as types
 from harness import percentile, station_config, time_sequential, tiny_params, tiny_spec
 from mcp.client import Client
 
 from mcpstation import Station
+from mcpstation.catalog import AnyResult, ToolResult
 from mcpstation.connection.operations import CallTool
+from mcpstation.pipeline import (
+    ArgumentCheck,
+    Bounds,
+    Caller,
+    Pipeline,
+    Request,
+    RequestKind,
+    UrlGuardLayer,
+    assemble,
+)
+from mcpstation.policy import UrlGuard
 from mcpstation.store import Store
 
 ARGUMENTS = {"message": "hi"}
@@ -104,6 +121,49 @@ async def measure(rounds: int, calls: int) -> dict[str, Any]:
     return {"rounds": rounds, "calls": calls, "per_round": per_round, "load_average": loads}
 
 
+OWN_CALLS = 20_000
+_ANSWER = types.CallToolResult(content=[types.TextContent(type="text", text="hi")])
+
+
+async def _at_once(request: Request) -> AnyResult:
+    return ToolResult.from_sdk(_ANSWER, name=request.name, server=request.server, tool=request.target, duration_s=0.0)
+
+
+async def own_cost(rounds: int) -> dict[str, float]:
+    """Client CPU per call of resolution and the layers over a route that answers at once (part 2)."""
+    config = station_config([tiny_spec("tiny")])
+    async with Station(config) as station:
+        handler = assemble(
+            route=_at_once,
+            visibility=station.visibility,
+            bounds=Bounds(lambda: config.station, lambda server: None),
+            arguments=ArgumentCheck(lambda: station.catalog),
+            url_guard=UrlGuardLayer(UrlGuard.from_policy(config.policy), station.roster.spec),
+        )
+        pipeline = Pipeline(
+            catalog=lambda: station.catalog,
+            visibility=station.visibility,
+            handler=handler,
+            owner_hint=lambda name: None,
+            offline_reason=lambda server: None,
+        )
+        caller = Caller.library()
+        request = Request(RequestKind.CALL_TOOL, "mcp_tiny_echo", "tiny", "echo", caller, ARGUMENTS)
+
+        async def through_pipeline() -> None:
+            await pipeline.call_tool("mcp_tiny_echo", ARGUMENTS, caller=caller)
+
+        async def route_alone() -> None:
+            await _at_once(request)
+
+        best = {"pipeline": float("inf"), "route alone": float("inf")}
+        for _ in range(rounds):
+            for name, call in (("pipeline", through_pipeline), ("route alone", route_alone)):
+                times = await time_sequential(call, OWN_CALLS)
+                best[name] = min(best[name], times.cpu_s / OWN_CALLS * 1e6)
+    return best
+
+
 def report(data: dict[str, Any]) -> None:
     station, raw = data["per_round"]["station"], data["per_round"]["raw SDK"]
     print(
@@ -136,6 +196,11 @@ def main() -> None:
     args = parser.parse_args()
     data = anyio.run(measure, args.rounds, args.calls)
     report(data)
+    data["own_cpu_us"] = own = anyio.run(own_cost, args.rounds)
+    print(
+        f"\npart 2: resolution and layers (no audit) over a route that answers at once: {own['pipeline']:.1f} us "
+        f"per call, the route alone {own['route alone']:.1f} us (minimum of {args.rounds} rounds x {OWN_CALLS:,})"
+    )
     if args.json is not None:
         args.json.write_text(json.dumps(data, indent=2))
 
