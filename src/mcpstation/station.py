@@ -78,6 +78,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+LIBRARY_CALLER = Caller.library()  # the library face's caller, when a request names none (frozen, shared)
 SURFACE_LINE_WAIT_S = 60.0  # the start-up surface line waits this long for the index to count the catalog
 CACHE_SAVE_S = 5.0  # bound on keeping the last listings in the catalog cache at shutdown
 
@@ -293,7 +294,7 @@ class Station:
         """The start-up line of what the catalog costs a model, once the index has counted it (the
         library caller's surface: every tool)."""
         await self.live_catalog.index.wait_current(SURFACE_LINE_WAIT_S)
-        totals = self.requests.surface_totals(Caller.library())
+        totals = self.requests.surface_totals(LIBRARY_CALLER)
         if totals is not None:
             logger.info("%s", totals.line())
 
@@ -414,7 +415,7 @@ class Station:
             UsageError: the station is not running, or `limit` is out of range.
         """
         self._require_running()
-        return await self.requests.search_tools(query, caller=caller or Caller.library(), limit=limit, server=server)
+        return await self.requests.search_tools(query, caller=caller or LIBRARY_CALLER, limit=limit, server=server)
 
     def tool_tokens(self, tool: CatalogTool) -> int:
         """Estimated schema tokens of one catalog tool (o200k_base, as `catalog/tokens.py` counts)."""
@@ -449,7 +450,7 @@ class Station:
             self.pool,
             catalog,
             tokens=self.live_catalog.index.tokens_by_server(catalog.tools.values()),
-            surface=self.requests.surface_totals(Caller.library()),
+            surface=self.requests.surface_totals(LIBRARY_CALLER),
             extra_warnings=pins.warnings if pins is not None else None,
         )
 
@@ -475,7 +476,7 @@ class Station:
         """
         self._require_running()
         return await self.requests.call_tool(
-            name, arguments, caller=caller or Caller.library(), timeout_s=timeout_s, progress=progress
+            name, arguments, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s, progress=progress
         )
 
     async def get_prompt(
@@ -488,14 +489,14 @@ class Station:
     ) -> PromptResult:
         """Get a prompt by its public name, filled with `arguments`."""
         self._require_running()
-        return await self.requests.get_prompt(name, arguments, caller=caller or Caller.library(), timeout_s=timeout_s)
+        return await self.requests.get_prompt(name, arguments, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s)
 
     async def read_resource(
         self, uri: str, *, timeout_s: float | None = None, caller: Caller | None = None
     ) -> ResourceResult:
         """Read a resource, routed to the server that lists it or whose template matches it."""
         self._require_running()
-        return await self.requests.read_resource(uri, caller=caller or Caller.library(), timeout_s=timeout_s)
+        return await self.requests.read_resource(uri, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s)
 
     async def complete(
         self,
@@ -507,16 +508,16 @@ class Station:
     ) -> CompletionResult:
         """Complete a prompt (by public name) or template (by URI template) argument at its owner."""
         self._require_running()
-        return await self.requests.complete(ref, argument, context_arguments, caller=caller or Caller.library())
+        return await self.requests.complete(ref, argument, context_arguments, caller=caller or LIBRARY_CALLER)
 
     async def subscribe_resource(self, uri: str, *, caller: Caller | None = None) -> SubscriptionResult:
         """Be told (as `resource` events) when `uri` changes; routed to the server that owns it."""
         self._require_running()
-        return await self.requests.subscribe(uri, caller=caller or Caller.library())
+        return await self.requests.subscribe(uri, caller=caller or LIBRARY_CALLER)
 
     async def unsubscribe_resource(self, uri: str, *, caller: Caller | None = None) -> SubscriptionResult:
         self._require_running()
-        return await self.requests.unsubscribe(uri, caller=caller or Caller.library())
+        return await self.requests.unsubscribe(uri, caller=caller or LIBRARY_CALLER)
 
     async def reconnect(self, name: str | None = None, *, failed_only: bool = False) -> list[str]:
         """Reconnect one server, or every server (only the failed ones with `failed_only`).

@@ -69,12 +69,13 @@ class Router:
         if connection is None or not connection.is_ready:
             reason = self._offline_reason(request.server) or f"server {request.server!r} is not running"
             return request.fail(Outcome.UNAVAILABLE, reason)
+        own = isinstance(connection.spec, InProcessServerSpec)  # the station's own servers are told the caller
         try:
             raw = await connection.request(
                 upstream.operation(request),
                 timeout_s=timeout_s,
                 progress=request.progress,
-                meta=_meta(request, connection),
+                meta=_meta(request, own) if own or request.meta else None,
             )
         except (CallError, ServerError) as exc:
             cause = exc.__cause__
@@ -85,7 +86,7 @@ class Router:
                 upstream_error=cause.error if isinstance(exc, RemoteError) and isinstance(cause, MCPError) else None,
             )
         result = upstream.answer(request, raw, time.perf_counter() - started)
-        if isinstance(connection.spec, InProcessServerSpec) and isinstance(result, ToolResult):
+        if own and isinstance(result, ToolResult):
             result = _own_outcome(result)
         return result
 
@@ -99,9 +100,9 @@ class Router:
         return request.fail(Outcome.UNAVAILABLE, reason, duration_s=waited_s)
 
 
-def _meta(request: Request, connection: ServerConnection) -> types.RequestParamsMeta | None:
+def _meta(request: Request, own: bool) -> types.RequestParamsMeta | None:
     meta: dict[str, Any] = dict(request.meta) if request.meta else {}
-    if isinstance(connection.spec, InProcessServerSpec):
+    if own:
         caller = request.caller
         meta[CALLER_META_KEY] = {"identity": caller.identity, "role": str(caller.role), "face": str(caller.face)}
     return meta or None  # type: ignore[return-value]
