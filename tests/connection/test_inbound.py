@@ -30,13 +30,21 @@ class Harness:
         self.stats = TransportStats()
         self.replies: list[dict[str, Any]] = []
         self.inbound = Inbound("srv", limits or InboundLimits(), self.stats, self._reply)
+        self.sent: dict[int | str, types.JSONRPCMessage] = {}
 
     def _reply(self, data: bytes) -> bool:
         self.replies.append(json.loads(data))
         return True
 
-    def ask(self, request_id: int | str, method: str = "tools/call") -> None:
-        self.inbound.outbound(types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method))
+    def ask(self, request_id: int | str, method: str = "tools/call", params: dict[str, Any] | None = None) -> None:
+        request = types.JSONRPCRequest(jsonrpc="2.0", id=request_id, method=method, params=params)
+        self.sent[request_id] = self.inbound.outbound(request)
+
+    def on_wire(self, request_id: int | str) -> int:
+        """The id our request `request_id` went out under (what an honest server answers to)."""
+        wire = self.sent[request_id]
+        assert isinstance(wire, types.JSONRPCRequest) and isinstance(wire.id, int)
+        return wire.id
 
     def feed(self, message: dict[str, Any] | bytes) -> None:
         data = message if isinstance(message, bytes) else json.dumps({"jsonrpc": "2.0", **message}).encode()
@@ -64,16 +72,45 @@ def _texts(messages: list[types.JSONRPCMessage]) -> list[str]:
 async def test_only_an_answer_to_a_request_in_flight_gets_through_and_the_first_wins() -> None:
     h = Harness()
     h.ask(1)
-    h.feed(_result(2, "pre-emptive"))  # 2 is not asked yet
+    h.feed(_result(1, "guessed"))  # the session's own id is not what went on the wire
     h.ask(2)
-    h.feed(_result("1", "wrong type"))  # "1" is not 1
-    h.feed(_result(1, "real"))
-    h.feed(_result(1, "duplicate"))
+    one, two = h.on_wire(1), h.on_wire(2)
+    h.feed(_result(str(one), "wrong type"))  # "7" is not 7
+    h.feed(_result(one, "real"))
+    h.feed(_result(one, "duplicate"))
     h.feed(_result(99, "unknown"))
     h.feed({"id": True, "result": {}})
-    h.feed(_result(2, "real two"))
-    assert _texts(h.drain()) == ["real", "real two"]
+    h.feed(_result(two, "real two"))
+    delivered = h.drain()
+    assert _texts(delivered) == ["real", "real two"]
+    assert [m.id for m in delivered] == [1, 2]  # type: ignore[union-attr]  # back under the session's ids
     assert h.stats.unexpected_responses == 5
+
+
+async def test_our_requests_go_out_under_random_ids_a_server_cannot_guess() -> None:
+    first, second = Harness(), Harness()
+    for h in (first, second):
+        for i in range(100):
+            h.ask(i)
+    ids = [h.on_wire(i) for h in (first, second) for i in range(100)]
+    assert len(set(ids)) == len(ids)  # never the same twice, within a connection or across two
+    assert all(2**32 <= wire < 2**53 for wire in ids)  # above any counter, exact in JavaScript
+    assert sorted(ids[:100]) != ids[:100]  # not a sequence either
+
+
+async def test_a_progress_token_and_a_cancellation_name_the_wire_id() -> None:
+    h = Harness()
+    h.ask(3, params={"name": "slow", "_meta": {"progressToken": 3}})
+    sent = h.sent[3]
+    wire = h.on_wire(3)
+    assert isinstance(sent, types.JSONRPCRequest) and sent.params is not None
+    assert sent.params["_meta"]["progressToken"] == wire and sent.params["name"] == "slow"
+    h.feed({"method": "notifications/progress", "params": {"progressToken": wire, "progress": 1}})
+    (progress,) = h.drain()
+    assert progress.params["progressToken"] == 3  # type: ignore[union-attr, index]
+    cancel = types.JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled", params={"requestId": 3})
+    out = h.inbound.outbound(cancel)
+    assert isinstance(out, types.JSONRPCNotification) and out.params == {"requestId": wire}
 
 
 async def test_an_answer_after_we_cancelled_counts_as_late_not_forged() -> None:
@@ -82,7 +119,7 @@ async def test_an_answer_after_we_cancelled_counts_as_late_not_forged() -> None:
     h.inbound.outbound(
         types.JSONRPCNotification(jsonrpc="2.0", method="notifications/cancelled", params={"requestId": 5})
     )
-    h.feed(_result(5))
+    h.feed(_result(h.on_wire(5)))
     assert h.drain() == []
     assert (h.stats.late_responses, h.stats.unexpected_responses) == (1, 0)
 
@@ -92,7 +129,7 @@ async def test_responses_are_delivered_before_queued_notifications() -> None:
     h.ask(1)
     for i in range(50):
         h.feed({"method": "notifications/message", "params": {"level": "info", "data": i}})
-    h.feed(_result(1))
+    h.feed(_result(h.on_wire(1)))
     first = h.drain()[0]
     assert isinstance(first, types.JSONRPCResponse) and first.id == 1
 
@@ -113,8 +150,8 @@ async def test_every_progress_report_within_budget_reaches_the_session() -> None
     h = Harness()
     h.ask(3)
     for step in range(5):
-        h.feed({"method": "notifications/progress", "params": {"progressToken": 3, "progress": step}})
-    h.feed(_result(3))
+        h.feed({"method": "notifications/progress", "params": {"progressToken": h.on_wire(3), "progress": step}})
+    h.feed(_result(h.on_wire(3)))
     delivered = h.drain()
     assert [getattr(m, "params", {"answer": True}).get("progress", "answer") for m in delivered] == [
         0,
@@ -131,7 +168,7 @@ async def test_progress_over_budget_keeps_the_latest_per_request_and_drops_unkno
     h = Harness(InboundLimits(notifications_per_s=0.001, notification_burst=1))
     h.ask(3)
     for step in range(10):
-        h.feed({"method": "notifications/progress", "params": {"progressToken": 3, "progress": step}})
+        h.feed({"method": "notifications/progress", "params": {"progressToken": h.on_wire(3), "progress": step}})
     h.feed({"method": "notifications/progress", "params": {"progressToken": "t-unknown", "progress": 1}})
     delivered = h.drain()
     assert [m.params["progress"] for m in delivered] == [9]  # type: ignore[union-attr, index]
@@ -167,7 +204,7 @@ async def test_a_listen_stream_ack_goes_with_the_answers_and_its_events_are_held
     h = Harness(InboundLimits(notifications_per_s=20, notification_burst=1))
     h.ask("listen-1", "subscriptions/listen")
     h.feed({"method": "notifications/message", "params": {"level": "info", "data": "spends the budget"}})
-    stamp = {"_meta": {"io.modelcontextprotocol/subscriptionId": "listen-1"}}
+    stamp = {"_meta": {"io.modelcontextprotocol/subscriptionId": h.on_wire("listen-1")}}
     h.feed({"method": "notifications/subscriptions/acknowledged", "params": {"notifications": {}, **stamp}})
     for _ in range(100):
         h.feed({"method": "notifications/message", "params": {"level": "info", "data": "flood"}})
@@ -184,10 +221,14 @@ async def test_a_listen_stream_ack_goes_with_the_answers_and_its_events_are_held
             assert isinstance(item, SessionMessage)
             later.append(item.message)
     assert [m.method for m in later] == ["notifications/tools/list_changed"] * 2  # type: ignore[union-attr]
-    h.feed({"method": "notifications/cancelled", "params": {"requestId": "listen-1"}})  # the stream's end
+    stamps = [(m.params or {}).get("_meta", {}).get("io.modelcontextprotocol/subscriptionId") for m in later]  # type: ignore[union-attr]
+    assert stamps == ["listen-1", None]  # the stream's stamp names the session's id again
+    ended_by = {"requestId": h.on_wire("listen-1")}
+    h.feed({"method": "notifications/cancelled", "params": ended_by})  # the stream's end
     with anyio.fail_after(WAIT_S):
         ended = await h.inbound.stream.receive()
     assert isinstance(ended, SessionMessage) and ended.message.method == "notifications/cancelled"  # type: ignore[union-attr]
+    assert ended.message.params == {"requestId": "listen-1"}  # type: ignore[union-attr]
 
 
 async def test_the_queue_is_bounded_even_within_budget() -> None:
@@ -228,7 +269,7 @@ async def test_unreadable_lines_are_skipped_and_counted(line: bytes) -> None:
     h = Harness()
     h.ask(1)
     h.feed(line)
-    h.feed(_result(1))
+    h.feed(_result(h.on_wire(1)))
     assert _texts(h.drain()) == ["ok"]
     assert h.stats.unreadable == 1
 
@@ -243,7 +284,8 @@ async def test_blank_lines_are_counted_apart() -> None:
 async def test_an_answer_too_deep_to_parse_fails_its_request_at_once() -> None:
     h = Harness()
     h.ask(4, "tools/list")
-    h.feed(b'{"jsonrpc":"2.0","id":4,"result":{"tools":' + b"[" * 5000 + b"]" * 5000 + b"}}")
+    wire = str(h.on_wire(4)).encode()
+    h.feed(b'{"jsonrpc":"2.0","id":' + wire + b',"result":{"tools":' + b"[" * 5000 + b"]" * 5000 + b"}}")
     (error,) = h.drain()
     assert isinstance(error, types.JSONRPCError) and error.id == 4
     assert error.error.code == MESSAGE_UNREADABLE
@@ -252,7 +294,7 @@ async def test_an_answer_too_deep_to_parse_fails_its_request_at_once() -> None:
 async def test_a_result_that_is_not_an_object_fails_its_request() -> None:
     h = Harness()
     h.ask(6)
-    h.feed({"id": 6, "result": [1, 2]})
+    h.feed({"id": h.on_wire(6), "result": [1, 2]})
     (error,) = h.drain()
     assert isinstance(error, types.JSONRPCError) and error.error.code == MESSAGE_UNREADABLE
 
@@ -261,7 +303,7 @@ async def test_a_listing_is_screened_and_its_drops_reported() -> None:
     h = Harness(InboundLimits(tools=ToolBudget(max_bytes=2048)))
     h.ask(2, "tools/list")
     big = {"name": "bomb", "inputSchema": {"type": "object"}, "description": "x" * 5000}
-    h.feed({"id": 2, "result": {"tools": [{"name": "ok", "inputSchema": {"type": "object"}}, big]}})
+    h.feed({"id": h.on_wire(2), "result": {"tools": [{"name": "ok", "inputSchema": {"type": "object"}}, big]}})
     (page,) = h.drain()
     assert isinstance(page, types.JSONRPCResponse) and [t["name"] for t in page.result["tools"]] == ["ok"]
     dropped = h.stats.take_dropped_tools()
@@ -273,7 +315,8 @@ async def test_an_oversized_answer_with_its_id_first_fails_at_once() -> None:
     h = Harness(InboundLimits(max_message_bytes=1024))
     h.ask(7)
     h.ask(8)
-    handled = h.inbound.oversized(Oversized(b'{"jsonrpc":"2.0","id":7,"result":{"x":"', 2000), handled=False)
+    head = b'{"jsonrpc":"2.0","id":' + str(h.on_wire(7)).encode() + b',"result":{"x":"'
+    handled = h.inbound.oversized(Oversized(head, 2000), handled=False)
     assert handled
     (error,) = h.drain()
     assert isinstance(error, types.JSONRPCError) and error.id == 7 and error.error.code == MESSAGE_TOO_LARGE
@@ -287,7 +330,9 @@ async def test_an_oversized_answer_with_its_id_last_fails_when_its_end_arrives()
     head = b'{"result":{"content":[{"text":"'
     assert not h.inbound.oversized(Oversized(head, 2000), handled=False)  # two could be its request
     assert h.drain() == []
-    done = Oversized(head, 90_000, tail=b'xxxx"}]},"jsonrpc":"2.0","id":8}', complete=True)
+    done = Oversized(
+        head, 90_000, tail=b'xxxx"}]},"jsonrpc":"2.0","id":' + str(h.on_wire(8)).encode() + b"}", complete=True
+    )
     assert h.inbound.oversized(done, handled=False)
     (error,) = h.drain()
     assert isinstance(error, types.JSONRPCError) and error.id == 8 and "90,000 bytes" in error.error.message
@@ -316,7 +361,7 @@ async def test_nothing_is_queued_once_the_session_closed_the_stream() -> None:
     h = Harness()
     h.ask(1)
     await h.inbound.stream.aclose()
-    h.feed(_result(1))
+    h.feed(_result(h.on_wire(1)))
     with pytest.raises(anyio.ClosedResourceError):
         h.inbound.stream.receive_nowait()
 
@@ -325,9 +370,9 @@ async def test_a_requests_logs_and_progress_reach_the_session_before_its_answer(
     h = Harness()
     h.ask(4)
     h.feed({"method": "notifications/message", "params": {"level": "info", "data": "first"}})
-    h.feed({"method": "notifications/progress", "params": {"progressToken": 4, "progress": 1}})
+    h.feed({"method": "notifications/progress", "params": {"progressToken": h.on_wire(4), "progress": 1}})
     h.feed({"method": "notifications/message", "params": {"level": "info", "data": "last"}})
-    h.feed(_result(4))
+    h.feed(_result(h.on_wire(4)))
     delivered = h.drain()
     assert [getattr(m, "method", "answer") for m in delivered] == [
         "notifications/message",

@@ -166,6 +166,21 @@ async def test_pre_emptive_duplicate_and_wrongly_typed_answers_never_reach_the_c
     assert stats.unexpected_responses >= 4 * 7 - 1
 
 
+async def test_a_server_that_pre_answers_every_id_and_answers_twice_never_reaches_the_caller() -> None:
+    stats = TransportStats()
+    async with rogue("pre-answers", stats=stats) as client:
+        listed = await client.list_tools()
+        texts = [_text(await client.call_tool("echo", {"message": f"m{i}"})) for i in range(5)]
+        server = client.server_info
+    assert [t.name for t in listed.tools] == ["echo"]
+    assert texts == [f"m{i}" for i in range(5)]
+    assert server is not None and server.name == "rogue"
+    assert INJECTED not in json.dumps([listed.model_dump(), texts])
+    # 1,001 forged answers before each of the seven real ones (initialize, list, five calls), and
+    # a second answer after each; the last ones may still be in the pipe at close.
+    assert stats.unexpected_responses >= 1001 * 7
+
+
 @pytest.mark.parametrize("id_last", [False, True], ids=["id-first", "id-last"])
 async def test_a_50_mib_line_fails_its_call_at_once_in_bounded_memory_and_the_session_continues(
     id_last: bool,

@@ -32,6 +32,8 @@ FAULT_BOUND_S = 10.0  # each fault ends this fast, never at a request timeout
 NEIGHBOUR_CALLS = 20
 LATENCY_FLOOR_S = 0.05  # below this, a shared 2-core machine's scheduling noise is the signal, not the fault
 MEMORY_SLACK_BYTES = 32 * 1024 * 1024
+STORM_WINDOW_S = 3.0  # the list_changed storm is judged over the first seconds of the session...
+MAX_LISTS_IN_WINDOW = 10  # ...and costs at most this many tools/list in them
 
 
 @pytest.fixture(autouse=True)
@@ -89,6 +91,16 @@ async def test_a_list_changed_storm_leaves_the_catalog_usable() -> None:
     assert _near(during, idle), f"neighbour p95 {during * 1000:.1f} ms during the storm, {idle * 1000:.1f} ms idle"
 
 
+async def test_ten_thousand_list_changed_cost_a_few_listings_one_at_a_time() -> None:
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with Station(_station("list-changed-storm", "--count", "10000")) as station:
+            await anyio.sleep(STORM_WINDOW_S)  # the window the bound is about, not a wait for an event
+            stats = json.loads((await _call(station, "list_stats", {})).text)
+    # The start's listing, then refreshes spaced further apart while every listing announces another.
+    assert stats["lists"] <= MAX_LISTS_IN_WINDOW, stats
+    assert stats["most_open"] == 1, stats
+
+
 async def test_a_leader_exiting_with_a_grandchild_on_stdout_is_a_lost_connection_and_ends_the_group(
     tmp_path: Path,
 ) -> None:
@@ -113,6 +125,18 @@ async def test_lying_answers_never_reach_the_caller_or_the_catalog() -> None:
             seen = json.dumps([[r.text for r in echoed], catalog, [t.description for t in station.tools]])
     assert [(r.outcome, r.text) for r in echoed] == [(Outcome.OK, f"m{i}") for i in range(5)]
     assert catalog == ["mcp_rogue_echo"] and INJECTED not in seen
+
+
+async def test_a_server_guessing_request_ids_gets_nothing_into_the_catalog_or_a_result() -> None:
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with Station(_station("pre-answers")) as station:
+            echoed = [await _call(station, "echo", {"message": f"m{i}"}) for i in range(5)]
+            catalog = [t.name for t in station.tools if t.server == "rogue"]
+            rogue = station.connection("rogue")
+            seen = json.dumps([[r.text for r in echoed], catalog, [t.description for t in station.tools]])
+    assert [(r.outcome, r.text) for r in echoed] == [(Outcome.OK, f"m{i}") for i in range(5)]
+    assert catalog == ["mcp_rogue_echo"] and INJECTED not in seen
+    assert rogue.server_name == "rogue"
 
 
 async def test_a_50_mib_line_is_too_large_in_bounded_memory_and_the_server_keeps_serving() -> None:

@@ -9,7 +9,8 @@ CLOCK_EVERY = 32  # during a flood, calls between two looks at the clock (a toke
 
 
 class TokenBucket:
-    """A token bucket: `take()` says whether one more message fits the budget now."""
+    """A token bucket: `take()` says whether one more message fits the budget now; `empty()` is
+    the cheap look a flood's bulk gets (it reads the clock only now and then)."""
 
     __slots__ = ("_burst", "_looks", "_rate", "_stamp", "_tokens")
 
@@ -26,10 +27,12 @@ class TokenBucket:
         self._stamp = now
 
     def take(self) -> bool:
+        """Spend a token if there is one. Tokens are counted up to now on every call: a bucket
+        that earned tokens only when it ran dry would also count the time it sat full, and let
+        twice the burst through after a quiet spell."""
+        self._refill()
         if self._tokens < 1.0:
-            self._refill()
-            if self._tokens < 1.0:
-                return False
+            return False
         self._tokens -= 1.0
         return True
 

@@ -5,10 +5,15 @@ a frame), tells it about every message going out (`Inbound.outbound`), and gives
 `Inbound.stream` (`_lanes.InboundStream`) as its read stream. The reader is never slowed down,
 so an answer never waits behind a flood in the pipe; instead, once a message is read:
 
+- Our requests go out under ids the server cannot guess: each gets a random wire id (per
+  connection, from the operating system's random source, within JavaScript's safe integers),
+  mapped back to the session's own id on the way in; progress tokens, cancellations and listen
+  stream stamps that name our requests are mapped the same way.
 - A response is delivered only if its id is one of our requests in flight when it arrives,
   matched exactly (`"7"` does not answer `7`); the first answer wins, duplicates, pre-emptive
-  and unknown answers are dropped and counted. A `tools/list` result is screened tool by tool
-  (`_tool_budget`).
+  and unknown answers are dropped and counted. Since nobody can know a wire id before we send
+  it, an answer whose id was not in flight when its bytes arrived never lands. A `tools/list`
+  result is screened tool by tool (`_tool_budget`).
 - Notifications draw on a per-server budget (a token bucket). Over it, the keyed ones are
   coalesced and held back until the budget refills: one pending `list_changed` per kind, the
   latest progress per request, one `resources/updated` per URI. The rest are dropped and counted.
@@ -26,6 +31,7 @@ import collections
 import logging
 import math
 import re
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -48,6 +54,8 @@ from mcpstation.connection.stats import MAX_REPORTED_DROPPED_TOOLS, CloseReason,
 logger = logging.getLogger(__name__)
 
 MAX_REMEMBERED_CANCELLED = 256  # ids we cancelled, to tell a late answer from a forged one
+WIRE_ID_FLOOR = 2**32  # our wire ids start above every id a sequential counter reaches...
+WIRE_ID_CEILING = 2**53  # ...and stay below 2**53, which a JavaScript server still reads exactly
 LOG_EVERY_S = 10.0  # at most one warning per kind of trouble per server in this time
 
 _LIST_CHANGED = frozenset(
@@ -108,7 +116,8 @@ class Inbound:
         self._notification_budget = TokenBucket(limits.notifications_per_s, limits.notification_burst)
         self._request_budget = TokenBucket(limits.server_requests_per_s, limits.server_request_burst)
         self.stream = InboundStream(self._notification_budget, stats)
-        self._in_flight: dict[RequestId, str] = {}
+        self._in_flight: dict[RequestId, tuple[str, RequestId]] = {}  # wire id -> (method, the session's id)
+        self._wire_ids: dict[RequestId, RequestId] = {}  # the session's id -> wire id, while in flight
         self._cancelled: collections.OrderedDict[RequestId, None] = collections.OrderedDict()
         self._open_server_requests: set[RequestId] = set()
         self._log_unreadable = _Throttled("unreadable lines skipped")
@@ -131,21 +140,60 @@ class Inbound:
 
     # -- what we send --------------------------------------------------------------------------------
 
-    def outbound(self, message: types.JSONRPCMessage) -> None:
-        """Note a message about to be written; call it before the bytes go out."""
+    def outbound(self, message: types.JSONRPCMessage) -> types.JSONRPCMessage:
+        """Note a message about to be written and return it as it goes on the wire (our requests
+        and cancellations under wire ids); call it before the bytes go out."""
         if isinstance(message, types.JSONRPCRequest):
-            self._in_flight[message.id] = message.method
-        elif isinstance(message, types.JSONRPCResponse):
+            return self._send_request(message)
+        if isinstance(message, types.JSONRPCResponse):
             self._open_server_requests.discard(message.id)
         elif isinstance(message, types.JSONRPCError):
             if message.id is not None:
                 self._open_server_requests.discard(message.id)
         elif message.method == _CANCELLED:
-            request_id = (message.params or {}).get("requestId")
-            if isinstance(request_id, int | str) and not isinstance(request_id, bool):
-                if self._in_flight.pop(request_id, None) is not None:
-                    self._remember_cancelled(request_id)
-                self.stream.forget((_PROGRESS, request_id))
+            return self._send_cancel(message)
+        return message
+
+    def _send_request(self, message: types.JSONRPCRequest) -> types.JSONRPCRequest:
+        ours = message.id
+        wire: RequestId = WIRE_ID_FLOOR + secrets.randbelow(WIRE_ID_CEILING - WIRE_ID_FLOOR)
+        while wire in self._in_flight or wire in self._cancelled:
+            wire = WIRE_ID_FLOOR + secrets.randbelow(WIRE_ID_CEILING - WIRE_ID_FLOOR)
+        self._in_flight[wire] = (message.method, ours)
+        self._wire_ids[ours] = wire
+        update: dict[str, Any] = {"id": wire}
+        params = message.params
+        meta = params.get("_meta") if params is not None else None
+        if isinstance(meta, dict) and meta.get("progressToken") == ours:  # the SDK's token is the request id
+            update["params"] = {**params, "_meta": {**meta, "progressToken": wire}}  # type: ignore[dict-item]
+        return message.model_copy(update=update)
+
+    def _send_cancel(self, message: types.JSONRPCNotification) -> types.JSONRPCNotification:
+        params = message.params or {}
+        ours = params.get("requestId")
+        if not isinstance(ours, int | str) or isinstance(ours, bool):
+            return message
+        self.stream.forget((_PROGRESS, ours))
+        wire = self._wire_ids.pop(ours, None)
+        if wire is None:
+            return message  # not in flight (answered already): the server ignores it
+        self._in_flight.pop(wire, None)
+        self._remember_cancelled(wire)
+        return message.model_copy(update={"params": {**params, "requestId": wire}})
+
+    def _take(self, wire: RequestId) -> tuple[str, RequestId] | None:
+        """The method and session id of our request `wire`, no longer in flight; None if it was not."""
+        asked = self._in_flight.pop(wire, None)
+        if asked is not None:
+            self._wire_ids.pop(asked[1], None)
+        return asked
+
+    def _ours(self, wire: object) -> RequestId | None:
+        """The session's id of our request in flight under `wire`, if there is one."""
+        if not isinstance(wire, int | str) or isinstance(wire, bool):
+            return None
+        asked = self._in_flight.get(wire)
+        return asked[1] if asked is not None else None
 
     def _remember_cancelled(self, request_id: RequestId) -> None:
         self._cancelled[request_id] = None
@@ -193,16 +241,16 @@ class Inbound:
             self._unreadable(data, "neither a request, a notification nor a response")
 
     def _response(self, id_raw: msgspec.Raw, members: dict[str, msgspec.Raw], data: bytes) -> None:
-        request_id = _request_id(id_raw)
-        method = self._in_flight.pop(request_id, None) if request_id is not None else None
-        if method is None:
-            if request_id is not None and request_id in self._cancelled:
+        wire = _request_id(id_raw)
+        asked = self._take(wire) if wire is not None else None
+        if asked is None:
+            if wire is not None and wire in self._cancelled:
                 self.stats.late_responses += 1
             else:
                 self.stats.unexpected_responses += 1
                 self._log_unexpected.note(self.server, f"id {_preview(bytes(id_raw))}")
             return
-        assert request_id is not None
+        method, request_id = asked
         self.stream.forget((_PROGRESS, request_id))
         message: types.JSONRPCMessage
         try:
@@ -290,12 +338,13 @@ class Inbound:
         if not isinstance(token, int | str) or isinstance(token, bool):
             self._dropped(_PROGRESS)
             return
-        token = coerce_request_id(token)  # the SDK correlates "7" with 7 for progress tokens
-        if token not in self._in_flight:
+        ours = self._ours(coerce_request_id(token))  # the SDK correlates "7" with 7 for progress tokens
+        if ours is None or params is None:
             self._dropped(_PROGRESS)
             return
+        params["progressToken"] = ours
         note = Note(_PROGRESS, params)
-        key: CoalesceKey = (_PROGRESS, token)
+        key: CoalesceKey = (_PROGRESS, ours)
         stream = self.stream
         if self._notification_budget.take():
             stream.push_beside_answers(key, note)  # within budget, every report reaches the caller
@@ -310,12 +359,13 @@ class Inbound:
         if not isinstance(request_id, int | str) or isinstance(request_id, bool):
             self._dropped(_CANCELLED)
             return
+        ours = self._ours(request_id)
         if request_id in self._open_server_requests:
             self._open_server_requests.discard(request_id)  # the session will not answer it now
             self.stream.push_notification(None, Note(_CANCELLED, params))
-        elif request_id in self._in_flight:
+        elif ours is not None and params is not None:
             # One of ours, cancelled by the server: (2026-07-28) how a listen stream ends. Once per request.
-            self.stream.push_with_answers((_CANCELLED, request_id), Note(_CANCELLED, params))
+            self.stream.push_with_answers((_CANCELLED, ours), Note(_CANCELLED, {**params, "requestId": ours}))
         else:
             self._dropped(_CANCELLED)  # cancels nothing the session is handling
 
@@ -328,10 +378,11 @@ class Inbound:
         if params_raw is not None and params is None:
             self._unreadable(data, f"{method}: params is not an object")
             return
+        listening = self._stamped_ours(params)
         note = Note(method, params)
         key = _coalesce_key(method, params) if keyed else None
         stream = self.stream
-        if method == _LISTEN_ACK and key is not None and key[1] in self._in_flight:
+        if method == _LISTEN_ACK and listening and key is not None:
             stream.push_with_answers(key, note)  # it opens one of our listen streams: never held back
             return
         if key is None:
@@ -342,6 +393,17 @@ class Inbound:
             stream.push_notification(key, note)
         elif not stream.defer(key, note):
             self._dropped(method)
+
+    def _stamped_ours(self, params: dict[str, Any] | None) -> bool:
+        """Whether `params` carry the stamp of one of our listen streams; if so, it now names the session's id."""
+        meta = params.get("_meta") if params is not None else None
+        if not isinstance(meta, dict):
+            return False
+        ours = self._ours(meta.get(SUBSCRIPTION_ID_META_KEY))
+        if ours is None:
+            return False
+        meta[SUBSCRIPTION_ID_META_KEY] = ours
+        return True
 
     def _coalesced(self) -> None:
         self.stats.notifications_coalesced += 1
@@ -403,10 +465,11 @@ class Inbound:
         self._fail(request_id, code, why)
         return True
 
-    def _fail(self, request_id: RequestId, code: int, why: str) -> None:
-        if self._in_flight.pop(request_id, None) is not None:
-            self.stream.forget((_PROGRESS, request_id))
-            self._push_error(request_id, code, why)
+    def _fail(self, wire: RequestId, code: int, why: str) -> None:
+        asked = self._take(wire)
+        if asked is not None:
+            self.stream.forget((_PROGRESS, asked[1]))
+            self._push_error(asked[1], code, why)
 
     def _push_error(self, request_id: RequestId, code: int, why: str) -> None:
         error = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=why))

@@ -97,15 +97,15 @@ class PipeWriter:
     async def send(self, item: SessionMessage, /) -> None:
         if self._closed:
             raise anyio.ClosedResourceError
-        data = encode_message(item.message) + b"\n"
         while self.busy and self._broken is None:
             await self._drained.wait()
             if self._closed:
                 raise anyio.ClosedResourceError
         if self._broken is not None:
             raise anyio.BrokenResourceError from self._broken
-        self._inbound.outbound(item.message)  # before the bytes go out: the answer may be read before we run again
-        self._write(memoryview(data))
+        # Noted before the bytes go out (the answer may be read before we run again), under its wire id.
+        message = self._inbound.outbound(item.message)
+        self._write(memoryview(encode_message(message) + b"\n"))
         if self._broken is not None:
             raise anyio.BrokenResourceError from self._broken
 

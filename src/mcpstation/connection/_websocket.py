@@ -178,8 +178,8 @@ async def _session_to_frames(
         tg.start_soon(_send_replies, websocket, replies)
         async with write_recv:
             async for session_message in write_recv:
-                inbound.outbound(session_message.message)
-                await _send(websocket, encode_message(session_message.message))
+                message = inbound.outbound(session_message.message)
+                await _send(websocket, encode_message(message))
         tg.cancel_scope.cancel()
 
 

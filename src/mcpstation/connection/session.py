@@ -14,7 +14,9 @@ Keeping the lists current: handshake-era servers push `list_changed` notificatio
 servers push nothing, so a `subscriptions/listen` stream brings their changes. Either way a
 change asks for a refresh; the refresh waits for a quiet moment (`REFRESH_DEBOUNCE_S` without a
 new change, at most `REFRESH_MAX_DELAY_S`), so a storm of notifications costs a re-listing or
-two, not one each.
+two, not one each. Refreshes run one at a time, and while changes keep coming right after each
+one (a server whose every listing announces another), each waits twice as long after the last
+as the one before, up to `REFRESH_MAX_DELAY_S`: such a server costs one listing per two seconds.
 
 Starting takes one of the pool's start slots (`SessionSupport.start_slots`), from before the
 spawn until the first listing is in: a large fleet starts a few servers at a time instead of
@@ -305,9 +307,12 @@ class Session:
     async def _refresh(self, client: Client) -> None:
         """Re-list what changed, debounced; a failed refresh keeps the previous listing."""
         owner = self.owner
+        spacing = 0.0
+        last_done = anyio.current_time()  # the start's listing counts as the first
         while True:
             await self._refresh_wake.wait()
             await self._quiet_moment()
+            spacing = await self._space_out(spacing, last_done)
             kinds, self._refresh_kinds = self._refresh_kinds, set()
             if not kinds:
                 continue
@@ -320,7 +325,23 @@ class Session:
             except Exception as exc:  # boundary: a failed refresh keeps the previous listing
                 logger.warning("server %r: refreshing %s failed: %s", self.name, sorted(kinds), describe_failure(exc))
                 continue
+            finally:
+                last_done = anyio.current_time()
             owner.listing_found(discovered, self.dropped_tools(), full=False)
+
+    async def _space_out(self, spacing: float, last_done: float) -> float:
+        """Wait out the spacing a refresh owes the one before it; return the new spacing.
+
+        A change that comes soon after the last refresh (within `REFRESH_MAX_DELAY_S` plus the
+        current spacing) doubles the spacing, from `REFRESH_DEBOUNCE_S` up to `REFRESH_MAX_DELAY_S`;
+        a change after a calm spell resets it.
+        """
+        now = anyio.current_time()
+        if now - last_done >= REFRESH_MAX_DELAY_S + spacing:
+            return 0.0
+        spacing = min(REFRESH_MAX_DELAY_S, max(REFRESH_DEBOUNCE_S, 2 * spacing))
+        await anyio.sleep(max(0.0, last_done + spacing - now))
+        return spacing
 
     async def _quiet_moment(self) -> None:
         """Wait until no change has come for `REFRESH_DEBOUNCE_S`, or `REFRESH_MAX_DELAY_S` has passed."""

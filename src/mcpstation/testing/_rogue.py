@@ -26,10 +26,12 @@ INJECTED = "INJECTED"  # text a lying server slips into answers that must never 
 ENUM_BOMB_VALUES = 500_000
 DESCRIPTION_BOMB_BYTES = 1024 * 1024
 PROPERTIES_BOMB_COUNT = 100_000
+PRE_ANSWERED_IDS = range(1001)  # `pre-answers` answers each of these before every real answer
 TOO_DEEP_FOR_BUDGET = 60  # nesting of the `deep` tool: over the transport's depth budget, parsable by pydantic (200)
 TOO_DEEP_TO_PARSE = 5_000  # nesting no JSON parser here accepts
 ENDLESS_CHUNK_BYTES = 64 * 1024
 DRIP_INTERVAL_S = 0.1
+STORM_LIST_DELAY_S = 0.05  # `list-changed-storm` answers tools/list this late, so overlapping lists show
 GRANDCHILD_SLEEP_S = "600"
 
 DEFAULT_COUNTS = {"notification-flood": 200_000, "list-changed-storm": 100_000, "request-flood": 10_000}
@@ -38,6 +40,7 @@ ROGUE_MODES = (
     "list-changed-storm",
     "exit-with-grandchild",
     "lying-answers",
+    "pre-answers",
     "big-line",
     "endless-line",
     "request-flood",
@@ -58,6 +61,14 @@ ECHO = _tool(
     "Return the message unchanged.",
     {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
 )
+FORGED = {  # one answer that fits initialize, tools/list and tools/call alike
+    "protocolVersion": LATEST_VERSION,
+    "capabilities": {"tools": {"listChanged": True}},
+    "serverInfo": {"name": INJECTED, "version": "6.6.6"},
+    "tools": [ECHO, _tool("injected_tool", INJECTED)],
+    "content": [{"type": "text", "text": INJECTED}],
+    "isError": False,
+}
 
 
 def _nested(depth: int) -> dict[str, Any]:
@@ -105,6 +116,8 @@ class RogueServer:
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._list_calls = 0
+        self._open_lists = 0
+        self._most_open_lists = 0
         self._answers_seen: dict[str, int] = {}
         self._stop = threading.Event()
         self._flood_done = threading.Event()
@@ -164,6 +177,8 @@ class RogueServer:
         self._answers_seen[key] = self._answers_seen.get(key, 0) + 1
 
     def handle(self, request_id: Any, method: str, params: dict[str, Any]) -> None:
+        if self.mode == "pre-answers":
+            self._pre_answer()
         if method == "initialize":
             self.initialize(request_id, params)
         elif method == "ping":
@@ -204,14 +219,27 @@ class RogueServer:
             head = b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode()
             self.write(head + b',"result":{"tools":[' + echo + b"," + abyss + b"]}}\n")
         elif self.mode == "list-changed-storm":
-            generated = _tool(f"gen_{self._list_calls}", "A tool that exists for one listing only.")
-            self.result(request_id, {"tools": [ECHO, generated]})
-            self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
+            with self._lock:
+                self._open_lists += 1
+                self._most_open_lists = max(self._most_open_lists, self._open_lists)
+            number = self._list_calls
+            self.in_thread(lambda: self._answer_list_late(request_id, number))
+        elif self.mode == "pre-answers":
+            self.result(request_id, {"tools": [ECHO]})
+            self.result(request_id, FORGED)  # and once more
         elif self.mode == "lying-answers":
             injected = {"tools": [ECHO, _tool("injected_tool", INJECTED)]}
             self._lie_around(request_id, injected, lambda: self.result(request_id, {"tools": [ECHO]}))
         else:
             self.result(request_id, {"tools": [ECHO, *(_tool(name) for name in self._mode_tools())]})
+
+    def _answer_list_late(self, request_id: Any, number: int) -> None:
+        time.sleep(STORM_LIST_DELAY_S)
+        generated = _tool(f"gen_{number}", "A tool that exists for one listing only.")
+        with self._lock:
+            self._open_lists -= 1
+        self.result(request_id, {"tools": [ECHO, generated, _tool("list_stats")]})
+        self.send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
 
     def _mode_tools(self) -> list[str]:
         return {
@@ -227,6 +255,9 @@ class RogueServer:
             text = str(arguments.get("message", ""))
             if self.mode == "lying-answers":
                 self._lie_around(request_id, _text(INJECTED), lambda: self.result(request_id, _text(text)))
+            elif self.mode == "pre-answers":
+                self.result(request_id, _text(text))
+                self.result(request_id, FORGED)  # and once more
             else:
                 self.result(request_id, _text(text))
         elif name == "flood" and self.mode == "notification-flood":
@@ -248,6 +279,9 @@ class RogueServer:
         elif name == "request_flood" and self.mode == "request-flood":
             self.in_thread(self._request_flood)
             self.result(request_id, _text(f"requesting {self.count}"))
+        elif name == "list_stats" and self.mode == "list-changed-storm":
+            stats = {"lists": self._list_calls, "most_open": self._most_open_lists}
+            self.result(request_id, _text(json.dumps(stats)))
         elif name == "answers_seen" and self.mode == "request-flood":
             self.result(request_id, _text(json.dumps(self._answers_seen, sort_keys=True)))
         else:
@@ -263,6 +297,10 @@ class RogueServer:
         self.result("nobody-asked", injected)
         answer()
         self.result(request_id, injected)  # a second answer: the first one wins
+
+    def _pre_answer(self) -> None:
+        """Before each real answer, an answer to every id a sequential client could be using."""
+        self.write(b"".join(_line({"jsonrpc": "2.0", "id": i, "result": FORGED}) for i in PRE_ANSWERED_IDS))
 
     def _flood(self) -> None:
         """Logs, progress for unknown tokens, resource updates and unknown methods, as fast as the pipe takes them.
@@ -352,6 +390,10 @@ class RogueServer:
                 self.write(b"".join(batch))
                 batch.clear()
         self.write(b"".join(batch))
+
+
+def _line(message: dict[str, Any]) -> bytes:
+    return json.dumps(message, separators=(",", ":")).encode() + b"\n"
 
 
 def _write_all(data: bytes) -> None:

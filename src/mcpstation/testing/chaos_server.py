@@ -16,19 +16,24 @@ Always serves `ping_me` (→ "pong"). Modes:
   invalid-utf8        writes a line of invalid UTF-8 on stdout, then serves
   wrong-ids           writes responses to ids never asked for (twice each), then serves
   flood               tool `flood` sends `--count` tools/list_changed and log notifications and pings
-                      the client as often; tool `list_count` says how many tools/list requests came in
+                      the client a tenth as often (at most 10: within the station's request burst);
+                      tool `list_count` says how many tools/list requests came in
 
 Byte-level faults (a hand-written JSON-RPC server, handshake era only; each serves `echo`):
   notification-flood  tool `flood` starts `--count` (200,000) notifications as fast as the pipe takes
                       them (logs, progress for unknown tokens, resources/updated, unknown methods) and
                       answers at once; `flood_done` says whether it has ended, `stop_flood` ends it
   list-changed-storm  tools/list_changed back to back (`--count`, 100,000) from `initialized` on, and
-                      after every tools/list, whose list differs each time (`gen_N`)
+                      after every tools/list, whose list differs each time (`gen_N`) and is answered
+                      50 ms late; `list_stats` says how many tools/list came and most at once
   exit-with-grandchild starts `sleep 600` holding our stdout (pid to `--pidfile`); `exit_now` makes the
                       leader exit mid-call without answering
   lying-answers       around every answer: a pre-emptive answer to the next id, one to the id as a
                       string, one to an id never used, and a second answer; all carry "INJECTED"
                       (for tools/list: a tool `injected_tool`)
+  pre-answers         before every answer, an answer to each id from 0 to 1,000 (a forged result that
+                      fits initialize, tools/list and tools/call, with "INJECTED" and `injected_tool`);
+                      after it, a second forged answer to the real id
   big-line            `big_line(mb=50, id_last=false)` answers with one line of `mb` MiB, its id first
                       (as Python servers write it) or last (as TypeScript servers do)
   endless-line        `endless` answers "ok", then writes bytes without a newline forever
@@ -71,6 +76,7 @@ FOREVER_S = 365 * 24 * 3600.0
 STDERR_FLOOD_BYTES = 10 * 1024 * 1024
 EXIT_AT_START_CODE = 3
 CRASH_EXIT_CODE = 1
+FLOOD_PINGS = 10  # pings `flood` sends at most: the station takes 20 requests from a server at once, then 10/s
 MODE_TOOLS = {
     "crash-on-call": ["boom"],
     "hang-on-call": ["hang"],
@@ -108,7 +114,7 @@ def build_chaos_server(mode: str, big_mb: int, count: int = 100) -> Server[Any]:
             for i in range(count):
                 await ctx.session.send_tool_list_changed()
                 await ctx.session.send_log_message(level="info", data=f"flood {i}")
-            for _ in range(count // 10):
+            for _ in range(min(count // 10, FLOOD_PINGS)):
                 await ctx.session.send_ping()
             return _text(f"flooded {count}")
         return _text("pong")
