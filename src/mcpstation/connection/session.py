@@ -37,7 +37,13 @@ from mcpstation.connection.discovery import KINDS, discover
 from mcpstation.connection.log_levels import PYTHON_LEVELS
 from mcpstation.connection.operations import Subscribe
 from mcpstation.connection.snapshot import SessionInfo
-from mcpstation.connection.transports import Streams, TransportContext, open_transport, resolve_command
+from mcpstation.connection.transports import (
+    Streams,
+    TransportContext,
+    command_not_found,
+    open_transport,
+    resolve_command,
+)
 from mcpstation.connection.watch import health_loop, listen_loop, on_message, refresh_loop
 from mcpstation.errors import ServerStartError
 
@@ -137,7 +143,7 @@ class Session:
         connection = self.connection
         spec = connection.spec
         if isinstance(spec, StdioServerSpec) and resolve_command(spec) is None:
-            raise FileNotFoundError(2, "command not found", spec.command)
+            raise command_not_found(spec)
         if connection.precheck is not None and (refusal := await connection.precheck(spec)) is not None:
             raise ServerStartError(f"refused before connecting: {refusal}", server=self.name)
         budget = connection.startup_budget_s
