@@ -1,5 +1,6 @@
 """Configuration: typed, frozen models and the loaders that read every supported file shape."""
 
+from mcpstation.config.environment import NETWORK_VARIABLES
 from mcpstation.config.loader import default_config, load_config, parse_config, resolve_config_path
 from mcpstation.config.models import (
     ElicitationSettings,
@@ -20,6 +21,7 @@ from mcpstation.config.models import (
 )
 
 __all__ = [
+    "NETWORK_VARIABLES",
     "ElicitationSettings",
     "HostSettings",
     "OAuthSettings",

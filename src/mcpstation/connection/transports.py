@@ -13,7 +13,7 @@ import os
 import shutil
 import sys
 import sysconfig
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import IO, Any
@@ -25,6 +25,7 @@ from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT, create_mcp_http_client
 
+from mcpstation.config.environment import inherited_variables
 from mcpstation.config.models import (
     AnyServerSpec,
     InProcessServerSpec,
@@ -70,9 +71,16 @@ def _event_hooks(context: TransportContext) -> dict[str, list[Any]]:
 TransportFactory = Callable[[Any, TransportContext], AbstractAsyncContextManager[Streams]]
 
 
-def child_environment(spec: StdioServerSpec) -> dict[str, str]:
-    """The SDK's allowlisted environment plus the server's own `env`, never the station's whole one."""
-    return get_default_environment() | {key: value.get_secret_value() for key, value in spec.env.items()}
+def child_environment(spec: StdioServerSpec, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What the server's process gets: never the station's whole environment (`environ`, default ours).
+
+    The SDK's short list (HOME, LOGNAME, PATH, SHELL, TERM, USER), then the variables the spec
+    inherits (`spec.inherited_env`: for a server of the user's config, the network ones and
+    `inherit_env`), then the server's own `env`, which wins.
+    """
+    inherited = inherited_variables(os.environ if environ is None else environ, spec.inherited_env)
+    own = {key: value.get_secret_value() for key, value in spec.env.items()}
+    return get_default_environment() | inherited | own
 
 
 def own_scripts_folder() -> str:

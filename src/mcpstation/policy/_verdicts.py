@@ -51,6 +51,7 @@ class Rule(StrEnum):
     WORKING_DIRECTORY = "working_directory"
     REMOTE_HOST = "remote_host"
     UNKNOWN_OPTION = "unknown_option"
+    INHERITED_ENV = "inherited_env"  # a server added at run time asks for some of the station's variables
     # allow
     ALLOWED_PACKAGE = "allowed_package"
     ALLOWED_MODULE = "allowed_module"

@@ -89,6 +89,14 @@ def admit_command(spec: StdioServerSpec, policy: PolicySettings) -> Admission:
         allowed_commands=allowed,
         cwd=spec.cwd,
     )
+    if spec.inherit_env and verdict.verdict is Verdict.ALLOW:
+        names = ", ".join(spec.inherit_env)
+        return Admission(
+            Verdict.CONFIRM,
+            f"{verdict.reason}, but it asks for the station's own environment variables ({names}): "
+            "a server added at run time inherits none unless a person approves",
+            Rule.INHERITED_ENV,
+        )
     return Admission(verdict.verdict, verdict.reason, verdict.rule)
 
 
