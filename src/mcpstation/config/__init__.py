@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from mcpstation.config.environment import NETWORK_VARIABLES
 from mcpstation.config.models import (
     ElicitationSettings,
     HostSettings,
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from mcpstation.config.loader import default_config, load_config, parse_config, resolve_config_path
 
 __all__ = [
+    "NETWORK_VARIABLES",
     "ElicitationSettings",
     "HostSettings",
     "OAuthSettings",

@@ -118,8 +118,34 @@ def parse_config(
         line = problem.line if problem.line is not None or lines is None else line_of(lines, problem.where)
         raise ConfigError(problem.message, path=label, line=line, key=render_path(problem.where) or None) from None
     config = validate(converted, document.lines, source=source, label=label)
+    if source is not None:
+        config = anchor_paths(config, Path(workspace or workspace_of(source) or Path(source).expanduser().parent))
     _log_presets(config)
     return config
+
+
+def anchor_paths(config: StationConfig, base: Path) -> StationConfig:
+    """Relative commands and working directories of stdio servers, taken from `base`, not the cwd.
+
+    An editor starts the station from anywhere, so `./bin/server` means the one beside the config
+    file (or, for a client's project file such as `.vscode/mcp.json`, in its project). A relative
+    command of a server with its own `cwd` is taken from that `cwd`; `~` is the user's home.
+    """
+    base = base.expanduser().absolute()
+    servers = tuple(_anchored(spec, base) if isinstance(spec, StdioServerSpec) else spec for spec in config.servers)
+    if servers == config.servers:
+        return config
+    return config.model_copy(update={"servers": servers})
+
+
+def _anchored(spec: StdioServerSpec, base: Path) -> StdioServerSpec:
+    cwd = None if spec.cwd is None else str(base / Path(spec.cwd).expanduser())
+    command = spec.command
+    if "/" in command or (os.altsep is not None and os.altsep in command) or command.startswith("~"):
+        command = str(Path(cwd or base) / Path(command).expanduser())
+    if (command, cwd) == (spec.command, spec.cwd):
+        return spec
+    return spec.model_copy(update={"command": command, "cwd": cwd})
 
 
 def read_document(

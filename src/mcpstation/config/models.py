@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     SecretStr,
     Tag,
     TypeAdapter,
@@ -28,6 +29,7 @@ from pydantic import (
     model_validator,
 )
 
+from mcpstation.config.environment import NETWORK_VARIABLES
 from mcpstation.config.presets import FetchOptions, preset_servers
 
 NamingMode = Literal["prefix", "namespace", "bare"]
@@ -160,10 +162,33 @@ class StdioServerSpec(_ServerBase, _OwnTransportLimits):
     args: tuple[str, ...] = ()
     env: dict[str, SecretStr] = Field(default_factory=dict)
     cwd: str | None = None
+    inherit_env: tuple[str, ...] = Field(
+        default=(),
+        description="Names or globs of the station's environment variables this server also gets, besides the "
+        "network ones a server from the config inherits anyway (mcpstation.config.environment).",
+    )
+    # What the child inherits when the spec belongs to the user's own config: the network
+    # variables and `[station] inherit_env` added to its own `inherit_env` (set by StationConfig).
+    _config_inherits: tuple[str, ...] | None = PrivateAttr(default=None)
 
     @property
     def target(self) -> str:
         return " ".join([self.command, *self.args])
+
+    @property
+    def inherited_env(self) -> tuple[str, ...]:
+        """Names and globs of the station's variables the child gets (besides the SDK's short list).
+
+        A server of the user's own config (a `StationConfig`): `NETWORK_VARIABLES`, `[station]
+        inherit_env` and its own `inherit_env`. Any other (added at run time): its own only.
+        """
+        return self.inherit_env if self._config_inherits is None else self._config_inherits
+
+    def from_config(self, station_inherits: tuple[str, ...]) -> StdioServerSpec:
+        """A copy marked as the user's own: it inherits the network variables and `station_inherits`."""
+        copy = self.model_copy()
+        copy._config_inherits = tuple(dict.fromkeys((*NETWORK_VARIABLES, *station_inherits, *self.inherit_env)))
+        return copy
 
 
 class _RemoteBase(_ServerBase):
@@ -380,6 +405,11 @@ class StationSettings(_Frozen):
         description="Servers starting at once (spawn, handshake, first listing); the rest wait their turn, their "
         "start-up budget not yet running. Unset: 2 per CPU core, between 4 and 16.",
     )
+    inherit_env: tuple[str, ...] = Field(
+        default=(),
+        description="Names or globs of environment variables every server of this config gets from the station, "
+        "besides the SDK's short list and the network variables (proxies, CA bundles, package indexes).",
+    )
 
     @property
     def concurrent_starts(self) -> int:
@@ -536,6 +566,15 @@ class StationConfig(_Frozen):
         presets = [_STATION_SPEC.validate_python(entry) for entry in entries]
         if presets:
             object.__setattr__(self, "servers", (*presets, *self.servers))
+        return self
+
+    @model_validator(mode="after")
+    def _servers_are_the_users_own(self) -> StationConfig:
+        # A stdio server of a config inherits the network variables and `[station] inherit_env`;
+        # one validated on its own (added at run time) does not. Copies: a spec may be shared.
+        inherits = self.station.inherit_env
+        marked = (spec.from_config(inherits) if isinstance(spec, StdioServerSpec) else spec for spec in self.servers)
+        object.__setattr__(self, "servers", tuple(marked))
         return self
 
     @field_validator("servers")
