@@ -476,8 +476,8 @@ class _Emitter:
                 self.note(Code.FREE_FORM_OBJECT, at, _brief(node), None, "strict mode needs the object's properties")
             elif extra is not False:
                 self.note(Code.OBJECT_CLOSED, at, {"additionalProperties": extra}, {"additionalProperties": False})
-        if declared or profile.close_objects or "properties" in node:
-            result["properties"] = properties
+        if declared or profile.close_objects or "properties" in node or ctx.root:
+            result["properties"] = properties  # OpenAI refuses an object parameter schema without properties
         if profile.require_all:
             for name in declared:
                 if name in required:
