@@ -1,9 +1,9 @@
 """Tool schemas exported for function calling: OpenAI (Chat Completions and Responses), Anthropic, Gemini.
 
-Every export goes through the provider schema compilers (`catalog.compile`): each schema in the
-form the provider accepts, strict mode where asked and possible, tool names the provider takes,
-and a tool whose schema cannot be offered at all left out rather than breaking the request
-(`compile_tools(...).report()` says which and why).
+Each takes the catalog's tools (or `ToolSpec`s) and goes through the provider schema compilers
+(`catalog.compile`): each schema in the form the provider accepts, strict mode where asked and
+possible, tool names the provider takes, and a tool whose schema cannot be offered at all left
+out rather than breaking the request (`compile_tools(...).report()` says which and why).
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final, Literal
 
 from mcpstation.catalog.catalog import CatalogTool
-from mcpstation.catalog.compile import CompiledTools, Target, compile_tools
+from mcpstation.catalog.compile import CompiledTools, Target, ToolSpec, compile_tools
 
 
-def openai_tools(tools: Iterable[CatalogTool], *, strict: bool = False) -> list[dict[str, Any]]:
+def openai_tools(tools: Iterable[CatalogTool | ToolSpec], *, strict: bool = False) -> list[dict[str, Any]]:
     """Chat-completions `tools=[{"type": "function", "function": {...}}]`.
 
     `strict=True` compiles each tool for Structured Outputs where it can (`"strict": true` on it);
@@ -36,12 +36,12 @@ def openai_tools(tools: Iterable[CatalogTool], *, strict: bool = False) -> list[
     ]
 
 
-def openai_responses_tools(tools: Iterable[CatalogTool], *, strict: bool = False) -> list[dict[str, Any]]:
+def openai_responses_tools(tools: Iterable[CatalogTool | ToolSpec], *, strict: bool = False) -> list[dict[str, Any]]:
     """Responses API `tools=[{"type": "function", "name", "description", "parameters", "strict"}]` (flat)."""
     return [{"type": "function", **tool["function"]} for tool in openai_tools(tools, strict=strict)]
 
 
-def anthropic_tools(tools: Iterable[CatalogTool], *, strict: bool = False) -> list[dict[str, Any]]:
+def anthropic_tools(tools: Iterable[CatalogTool | ToolSpec], *, strict: bool = False) -> list[dict[str, Any]]:
     """Messages API `tools=[{"name", "description", "input_schema"}]`.
 
     `strict=True` asks for strict tool use within the request's budget (tools with side effects
@@ -61,7 +61,7 @@ def anthropic_tools(tools: Iterable[CatalogTool], *, strict: bool = False) -> li
     return out
 
 
-def gemini_declarations(tools: Iterable[CatalogTool], *, json_schema: bool = False) -> list[dict[str, Any]]:
+def gemini_declarations(tools: Iterable[CatalogTool | ToolSpec], *, json_schema: bool = False) -> list[dict[str, Any]]:
     """Gemini `FunctionDeclaration`s (REST field names): `parameters` (the OpenAPI subset every
     Gemini model takes) or, with `json_schema=True`, `parametersJsonSchema` (Gemini 2.5 and later)."""
     compiled = gemini_compiled(tools, json_schema=json_schema)
@@ -72,7 +72,7 @@ def gemini_declarations(tools: Iterable[CatalogTool], *, json_schema: bool = Fal
     ]
 
 
-def gemini_compiled(tools: Iterable[CatalogTool], *, json_schema: bool = False) -> CompiledTools:
+def gemini_compiled(tools: Iterable[CatalogTool | ToolSpec], *, json_schema: bool = False) -> CompiledTools:
     return compile_tools(tools, Target.GEMINI_JSON if json_schema else Target.GEMINI)
 
 

@@ -24,11 +24,10 @@ from mcpstation.catalog.compile._keywords import (
     TYPED,
 )
 from mcpstation.catalog.compile._merge import intersect, json_key, type_set
-from mcpstation.catalog.compile._normalize import MAX_EXPANDED_DEPTH, Fatal, Normalized
+from mcpstation.catalog.compile._normalize import MAX_EXPANDED_DEPTH, MAX_EXPANDED_NODES, Fatal, Normalized
 from mcpstation.catalog.compile._profile import Handling, Nulls, Profile
 from mcpstation.catalog.compile.diagnostics import STRICT_BLOCKERS, Code, Diagnostic, pointer
 
-MAX_EXPANDED_NODES: Final = 20_000  # schema nodes written for one tool once $refs are inlined (a reference bomb stops)
 RECURSION_UNROLL_LEVELS: Final = 3  # times a recursive definition is written out where the target has no $ref
 _UNION_KEYS = ("anyOf", "oneOf", "allOf")
 _HANDLED_HERE = frozenset(
