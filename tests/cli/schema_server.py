@@ -23,12 +23,11 @@ def build(tools: list[types.Tool]) -> Server[Any]:
     return Server("schemas", version="1", on_list_tools=list_tools)
 
 
-async def serve(path: Path) -> None:
-    tools = [types.Tool.model_validate(tool) for tool in json.loads(path.read_text())]
+async def serve(tools: list[types.Tool]) -> None:
     server = build(tools)
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 if __name__ == "__main__":
-    anyio.run(serve, Path(sys.argv[1]))
+    anyio.run(serve, [types.Tool.model_validate(tool) for tool in json.loads(Path(sys.argv[1]).read_text())])
