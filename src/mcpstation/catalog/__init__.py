@@ -29,6 +29,7 @@ from mcpstation.catalog.schemas import (
     anthropic_tools,
     defer_anthropic_tools,
     defer_openai_tools,
+    gemini_declarations,
     openai_responses_tools,
     openai_tools,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "estimate_tool_tokens",
     "estimate_tools_tokens",
     "format_tokens",
+    "gemini_declarations",
     "openai_responses_tools",
     "openai_tools",
     "public_name",

@@ -460,6 +460,40 @@ def tools_search(
     out.print(_render.search_table(query, hits))
 
 
+@tools_app.command("export")
+def tools_export(
+    format: Annotated[
+        str,
+        typer.Option("--format", "-f", help="openai, openai-responses, anthropic, gemini (parameters) or gemini-json."),
+    ] = "openai",
+    strict: Annotated[
+        bool, typer.Option("--strict", help="OpenAI Structured Outputs / Anthropic strict tool use, where possible.")
+    ] = False,
+) -> None:
+    """Print the tools as a model provider's `tools=` (JSON), each schema compiled for it."""
+    from mcpstation.cli import exports
+
+    exports.export(format, strict=strict)
+
+
+@tools_app.command("check")
+def tools_check(
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target",
+            "-t",
+            help="json, openai, openai-strict, anthropic, anthropic-strict, gemini or gemini-json.",
+        ),
+    ] = "openai-strict",
+    json_output: JsonOption = False,
+) -> None:
+    """What compiling each tool for a provider changes; exit 1 when a tool cannot be offered at all."""
+    from mcpstation.cli import exports
+
+    exports.check(target, json_output=json_output)
+
+
 @tools_app.command("approve")
 def tools_approve(
     server: Annotated[str, typer.Argument(help="The server's name.")],

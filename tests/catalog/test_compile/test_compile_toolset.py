@@ -132,3 +132,19 @@ def test_arguments_in_maps_the_name_back_and_removes_the_added_nulls():
         assert name == "7zip"
         expected = {"title": "t"} if target is Target.OPENAI_STRICT else {"title": "t", "labels": None}
         assert arguments == expected
+
+
+def test_the_stations_own_meta_tools_compile_for_every_provider_without_loss():
+    from mcpstation.pipeline.surface import _CALL_SCHEMA, _SEARCH_SCHEMA
+
+    for target in Target:
+        search = compile_schema(_SEARCH_SCHEMA, target)
+        call = compile_schema(_CALL_SCHEMA, target)
+        assert not search.refused and not call.refused
+        # Gemini's parameters cannot forbid other keys; Anthropic strict keeps `limit`'s bounds as a hint.
+        allowed = {Code.CONSTRAINT_DROPPED} if target in (Target.GEMINI, Target.ANTHROPIC_STRICT) else set()
+        assert {d.code for d in search.lossy} <= allowed
+        assert {d.code for d in call.lossy} <= allowed
+        if target.is_strict:
+            assert search.strict
+            assert not call.strict  # `arguments` is any object: the called tool's schema says what it holds

@@ -8,12 +8,14 @@ Targets: `json` (unchanged), `openai` and `openai-strict`, `anthropic` and `anth
 """
 
 from mcpstation.catalog.compile.compiler import Compiled, Target, compile_schema
+from mcpstation.catalog.compile.diagnostics import STRICT_BLOCKERS as STRICT_BLOCKER_CODES
 from mcpstation.catalog.compile.diagnostics import Code, Diagnostic, Severity
 from mcpstation.catalog.compile.names import NameCollision, ToolNames, provider_names
 from mcpstation.catalog.compile.restore import strip_added_nulls
 from mcpstation.catalog.compile.toolset import CompiledTool, CompiledTools, ToolSpec, compile_tools
 
 __all__ = [
+    "STRICT_BLOCKER_CODES",
     "Code",
     "Compiled",
     "CompiledTool",

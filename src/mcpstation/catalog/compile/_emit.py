@@ -24,11 +24,10 @@ from mcpstation.catalog.compile._keywords import (
     TYPED,
 )
 from mcpstation.catalog.compile._merge import intersect, json_key, type_set
-from mcpstation.catalog.compile._normalize import MAX_EXPANDED_DEPTH, Fatal, Normalized
+from mcpstation.catalog.compile._normalize import MAX_EXPANDED_DEPTH, MAX_EXPANDED_NODES, Fatal, Normalized
 from mcpstation.catalog.compile._profile import Handling, Nulls, Profile
 from mcpstation.catalog.compile.diagnostics import STRICT_BLOCKERS, Code, Diagnostic, pointer
 
-MAX_EXPANDED_NODES: Final = 20_000  # schema nodes written for one tool once $refs are inlined (a reference bomb stops)
 RECURSION_UNROLL_LEVELS: Final = 3  # times a recursive definition is written out where the target has no $ref
 _UNION_KEYS = ("anyOf", "oneOf", "allOf")
 _HANDLED_HERE = frozenset(
@@ -476,8 +475,8 @@ class _Emitter:
                 self.note(Code.FREE_FORM_OBJECT, at, _brief(node), None, "strict mode needs the object's properties")
             elif extra is not False:
                 self.note(Code.OBJECT_CLOSED, at, {"additionalProperties": extra}, {"additionalProperties": False})
-        if declared or profile.close_objects or "properties" in node:
-            result["properties"] = properties
+        if declared or profile.close_objects or "properties" in node or ctx.root:
+            result["properties"] = properties  # OpenAI refuses an object parameter schema without properties
         if profile.require_all:
             for name in declared:
                 if name in required:

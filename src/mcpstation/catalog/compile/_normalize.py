@@ -38,6 +38,7 @@ MAX_SCHEMA_NODES: Final = 10_000  # objects and arrays in one input schema (the 
 MAX_SCHEMA_DEPTH: Final = 64  # containers nested in one input schema
 MAX_SCHEMA_CHARS: Final = 1_000_000  # compact JSON of one input schema
 MAX_EXPANDED_DEPTH: Final = 128  # schemas nested once `$ref`s are inlined (a chain of definitions stops here)
+MAX_EXPANDED_NODES: Final = 20_000  # schema nodes once `$ref`s are inlined (a reference bomb stops here)
 
 _BOOLEAN_KEPT = frozenset({"additionalProperties", "items", "unevaluatedProperties", "unevaluatedItems"})
 
@@ -133,6 +134,17 @@ class _Normalizer:
         if "#" in self.out.recursive:
             self.out.recursive["#"] = root
         self.out.root = root
+        size = _expanded_size(root, {}) + sum(_expanded_size(body, {}) for body in self.out.recursive.values())
+        if size > MAX_EXPANDED_NODES:
+            raise Fatal(
+                Diagnostic(
+                    Code.TOO_LARGE,
+                    "",
+                    None,
+                    None,
+                    f"more than {MAX_EXPANDED_NODES:,} schema nodes once $refs are inlined",
+                )
+            )
         return self.out
 
     def note(self, code: Code, at: str, before: Any, after: Any, detail: str = "") -> None:
@@ -374,3 +386,17 @@ class _Normalizer:
         if left:
             result = {**result, "allOf": left}
         return self._made(result, at)
+
+
+def _expanded_size(node: Any, sizes: dict[int, int]) -> int:
+    """Schema nodes under `node` once every shared (inlined) node is written out; counted on the
+    shared tree in time linear in its size, so a reference bomb is measured without being built."""
+    if not isinstance(node, dict | list):
+        return 0
+    known = sizes.get(id(node))
+    if known is not None:
+        return known
+    children = node.values() if isinstance(node, dict) else node
+    size = (1 if isinstance(node, dict) else 0) + sum(_expanded_size(child, sizes) for child in children)
+    sizes[id(node)] = min(size, MAX_EXPANDED_NODES + 1)
+    return sizes[id(node)]
