@@ -39,10 +39,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 import anyio
 from mcp import StdioServerParameters
 from mcp.client import Client
+from mcp.client.stdio import stdio_client
 
 PY = sys.executable
 COMMAND_TIMEOUT_S = 180.0  # one timed command on a loaded 2-core machine
@@ -52,6 +54,7 @@ RAW_CALL = """
 import anyio, sys
 from mcp import StdioServerParameters
 from mcp.client import Client
+from mcp.client.stdio import stdio_client
 
 async def main():
     demo = StdioServerParameters(command=sys.executable, args=["-m", "mcpstation.testing.demo_server"])
@@ -65,6 +68,7 @@ RAW_LIST = """
 import anyio, sys
 from mcp import StdioServerParameters
 from mcp.client import Client
+from mcp.client.stdio import stdio_client
 
 async def main():
     demo = StdioServerParameters(command=sys.executable, args=["-m", "mcpstation.testing.demo_server"])
@@ -115,17 +119,18 @@ def run_ready(row: Row, params: StdioServerParameters, expect: str) -> None:
     """Time one `Client` from entering until `list_tools()` answers; then leave it (untimed)."""
     timing: list[float] = []
 
-    async def main() -> None:
+    async def main(stderr: TextIO) -> None:
         with anyio.fail_after(COMMAND_TIMEOUT_S):
             started = time.monotonic()
-            async with Client(params) as client:
+            async with Client(stdio_client(params, errlog=stderr)) as client:
                 tools = (await client.list_tools()).tools
                 timing.append(time.monotonic() - started)
         if not any(tool.name == expect for tool in tools):
             sys.exit(f"{row.label}: no tool {expect!r} in {[t.name for t in tools]}")
 
     cpu = children_cpu_s()
-    anyio.run(main)
+    with open(os.devnull, "w") as stderr:  # the server's log lines
+        anyio.run(main, stderr)
     row.wall_s.append(timing[0])
     row.cpu_s.append(children_cpu_s() - cpu)
 

@@ -36,8 +36,9 @@ STOP_TIMEOUT_S = 15.0  # bound on closing sessions and processes (at shutdown, a
 
 
 class StartPlan(enum.Enum):
-    """How the servers the catalog cache knows start (`Station(start=...)`); a server it does not
-    know starts at once, and a station's entry waits for it, whatever the plan."""
+    """How the servers the catalog cache knows start when a station starts (`Station(start=...)`).
+    A server it does not know starts at once, and the station's entry waits for it, whatever the
+    plan; a server launched later (a reload, a change at run time) is launched as SETTLED says."""
 
     SETTLED = "settled"
     """An eager server starts at once and the station's entry waits for it; a lazy one waits IDLE."""

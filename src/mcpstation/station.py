@@ -113,7 +113,7 @@ class Station:
         self.events = EventHub()
         self.roster = ServerRoster()
         self.pool = ConnectionPool(config.station, hooks=self.hooks, events=self.events, on_change=self._changed)
-        self.pool.plan = start
+        self._start_plan = start
         mode = config.policy.tool_pinning
         pins = ToolPins(store, mode) if store is not None and mode != "off" else None
         self.catalog_cache = CatalogCache(store) if store is not None else None
@@ -286,6 +286,7 @@ class Station:
         self._warn_about_static_commands()
         if self.catalog_cache is not None:
             await self.catalog_cache.load()
+        self.pool.plan = self._start_plan  # for the launches of the start-up only
         for entry in self.roster.active():
             if self._should_run(entry.spec):
                 self.pool.launch(entry.spec)
@@ -296,6 +297,7 @@ class Station:
             for spec in await self.dynamic.load():
                 self.dynamic.launch(spec)
             self._task_group.start_soon(self.follower.run, name="mcpstation change follower")
+        self.pool.plan = StartPlan.SETTLED  # a server launched later (a reload, a change) is waited for
         self.requests = self._compose()
         self._accepting = True
         deadline = self.config.station.startup_timeout_s

@@ -110,3 +110,16 @@ async def test_on_demand_plan_starts_only_the_server_a_request_needs(tmp_path: P
                 assert result.outcome is Outcome.OK and result.text == "ran alpha"
                 assert (first.starts, second.starts) == (2, 1)
                 assert station.connection("second").state is ConnectionState.IDLE
+
+
+async def test_a_server_launched_after_the_start_is_waited_for_whatever_the_plan(tmp_path: Path):
+    first, second = GatedServer("alpha"), GatedServer("beta")
+    both = config_of(first=first, second=second)
+    async with await Store.open(data_dir=tmp_path / "data") as store:
+        with anyio.fail_after(START_TIMEOUT_S):
+            async with Station(both, store=store):  # the cache knows both
+                pass
+            async with Station(config_of(first=first), store=store, start=StartPlan.BACKGROUND) as station:
+                report = await station.reload(both)
+                assert report.added == ("second",)
+                assert station.connection("second").is_ready  # a reload waits for what it starts, as before
