@@ -109,6 +109,11 @@ class CatalogCache:
             self._rows = {}
         return len(self._rows)
 
+    def listed_at(self, server: str) -> datetime | None:
+        """When the cached listing of `server` was taken, if the cache holds one."""
+        row = self._rows.get(server)
+        return row.listed_at if row is not None else None
+
     def recall(self, spec: AnyServerSpec) -> KnownListing | None:
         """What `spec`'s server listed last time, if it was listed under this same entry."""
         row = self._rows.get(spec.name)

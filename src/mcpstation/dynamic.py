@@ -418,7 +418,7 @@ class DynamicServers:
         return None
 
     def _refused(self, action: ChangeAction, name: str, reason: str, *, conflict: bool = False) -> ServerChange:
-        logger.warning("%s of server %r refused: %s", action, name, reason)
+        logger.info("%s of server %r refused: %s", action, name, reason)  # the change says why, to whoever asked
         return self._announce(ServerChange(False, action, name, f"refused: {reason}", conflict=conflict))
 
     def _announce(self, change: ServerChange) -> ServerChange:

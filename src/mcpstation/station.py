@@ -69,7 +69,7 @@ from mcpstation.pipeline import (
 )
 from mcpstation.pipeline.kinds import CompletionRef
 from mcpstation.policy import UrlGuard, classify_command
-from mcpstation.pool import ConnectionPool
+from mcpstation.pool import ConnectionPool, StartPlan
 from mcpstation.roster import Origin, RosterEntry, ServerRoster
 from mcpstation.status import ReloadReport, ServerStatus, StationStatus, offline_reason, station_status
 
@@ -81,6 +81,8 @@ logger = logging.getLogger(__name__)
 LIBRARY_CALLER = Caller.library()  # the library face's caller, when a request names none (frozen, shared)
 SURFACE_LINE_WAIT_S = 60.0  # the start-up surface line waits this long for the index to count the catalog
 CACHE_SAVE_S = 5.0  # bound on keeping the last listings in the catalog cache at shutdown
+STANDING_NOTICE = {"standing": True}
+"""`extra` of a log line that holds at every start while the config stays as it is: a face may say it once."""
 
 
 class Station:
@@ -92,7 +94,10 @@ class Station:
 
     Use it as an async context manager (in one task): entering starts every enabled server
     concurrently and returns when all have settled or the overall start-up deadline passes;
-    leaving stops them all, processes included, and writes the last audit records.
+    leaving stops them all, processes included, and writes the last audit records. `start` says
+    how the servers whose listing the catalog cache knows start instead (`StartPlan`): in the
+    background, their cached listings serving at once (a gateway), or only when a request needs
+    them (a one-shot command).
     """
 
     def __init__(
@@ -102,6 +107,7 @@ class Station:
         hooks: SessionHooks | None = None,
         store: Store | None = None,
         on_change: Callable[[Station], None] | None = None,
+        start: StartPlan = StartPlan.SETTLED,
     ) -> None:
         self.config = config
         self.hooks = hooks if hooks is not None else Host.from_config(config, store=store)
@@ -109,6 +115,7 @@ class Station:
         self.events = EventHub()
         self.roster = ServerRoster()
         self.pool = ConnectionPool(config.station, hooks=self.hooks, events=self.events, on_change=self._changed)
+        self._start_plan = start
         mode = config.policy.tool_pinning
         pins = ToolPins(store, mode) if store is not None and mode != "off" else None
         self.catalog_cache = CatalogCache(store) if store is not None else None
@@ -257,6 +264,7 @@ class Station:
         self._warn_about_static_commands()
         if self.catalog_cache is not None:
             await self.catalog_cache.load()
+        self.pool.plan = self._start_plan  # for the launches of the start-up only
         for entry in self.roster.active():
             if self._should_run(entry.spec):
                 self.pool.launch(entry.spec)
@@ -267,6 +275,7 @@ class Station:
             for spec in await self.dynamic.load():
                 self.dynamic.launch(spec)
             self._task_group.start_soon(self.follower.run, name="mcpstation change follower")
+        self.pool.plan = StartPlan.SETTLED  # a server launched later (a reload, a change) is waited for
         self.requests = self._compose()
         self._accepting = True
         deadline = self.config.station.startup_timeout_s
@@ -281,9 +290,11 @@ class Station:
                 ", ".join(repr(name) for name in pending),
             )
         logger.info(
-            "station up: %d of %d servers ready, %d idle until asked, %d tools (%.2f s)",
+            "station up: %d of %d servers ready, %d starting with their cached catalog, %d idle until asked, "
+            "%d tools (%.2f s)",
             sum(1 for c in connections if c.is_ready),
             len(connections),
+            sum(1 for c in connections if c.state is ConnectionState.STARTING and c.is_dormant),
             sum(1 for c in connections if c.state is ConnectionState.IDLE),
             len(self.catalog.tools),
             time.perf_counter() - started,
@@ -312,7 +323,10 @@ class Station:
                 )
                 if verdict.verdict == "deny":
                     logger.warning(
-                        "static server %r: %s (allowed: static config is trusted)", spec.name, verdict.reason
+                        "static server %r: %s (allowed: static config is trusted)",
+                        spec.name,
+                        verdict.reason,
+                        extra=STANDING_NOTICE,
                     )
 
     async def _shutdown(self) -> None:
@@ -519,15 +533,21 @@ class Station:
         self._require_running()
         return await self.requests.unsubscribe(uri, caller=caller or LIBRARY_CALLER)
 
-    async def reconnect(self, name: str | None = None, *, failed_only: bool = False) -> list[str]:
+    async def reconnect(
+        self, name: str | None = None, *, failed_only: bool = False, actor: str | None = None
+    ) -> list[str]:
         """Reconnect one server, or every server (only the failed ones with `failed_only`).
 
-        Returns the names asked to reconnect; waits until each has settled again.
+        Returns the names asked to reconnect; waits until each has settled again. With `actor`
+        (someone asked: a person, a token) each is recorded as a management action first.
         """
         self._require_running()
         targets = [self.connection(name)] if name is not None else list(self.pool.connections.values())
         if failed_only:
             targets = [c for c in targets if c.state in (ConnectionState.FAILED, ConnectionState.BACKING_OFF)]
+        if actor is not None and self.store is not None:
+            for target in targets:
+                await self.store.record_action("reconnect", actor=actor, server=target.name)
         await self.pool.reconnect(targets, self.config.station.startup_timeout_s)
         return [c.name for c in targets]
 

@@ -157,9 +157,7 @@ class _Api:
         name = _name(request)
         if name not in self.station.connections:
             raise not_found(f"server {name!r} is not running (enable or approve it first)", server=name)
-        if self.station.store is not None:
-            await self.station.store.record_action("reconnect", actor=caller_of(request).actor, server=name)
-        await self.station.reconnect(name)
+        await self.station.reconnect(name, actor=caller_of(request).actor)
         connection = self.station.connections.get(name)
         ready = connection is not None and connection.is_ready
         state = str(connection.state) if connection is not None else "STOPPED"
@@ -172,10 +170,7 @@ class _Api:
 
     async def reconnect_servers(self, request: Request, _: None) -> Reply:
         name = request.query_params.get("server") or None
-        names = await self.station.reconnect(name, failed_only=name is None)
-        if self.station.store is not None:
-            for reconnected in names:
-                await self.station.store.record_action("reconnect", actor=caller_of(request).actor, server=reconnected)
+        names = await self.station.reconnect(name, failed_only=name is None, actor=caller_of(request).actor)
         return Reply(m.ReconnectBody.model_validate({"reconnected": names, **self.station.status().to_dict()}))
 
     async def approve_tool(self, request: Request, _: None) -> Reply:

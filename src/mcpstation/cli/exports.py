@@ -18,17 +18,14 @@ from mcpstation.cli._runner import (
     _errors_to_exit_codes,
     _Exit,
     _wants_json,
-    cli_caller,
-    expect,
     out,
     say,
-    station_verb,
 )
+from mcpstation.cli._station import with_station
+from mcpstation.cli._view import Needs, Shape, StationView
 
 if TYPE_CHECKING:
     from mcpstation.catalog.compile import ToolSpec
-    from mcpstation.cli._remote import RemoteStation
-    from mcpstation.station import Station
 
 EXIT_REFUSED: Final = 1  # `tools check`: a tool cannot be offered to the target (a fatal diagnostic)
 FORMATS: Final = ("openai", "openai-responses", "anthropic", "gemini", "gemini-json")
@@ -101,14 +98,11 @@ def _target_of(format: str, *, strict: bool) -> str:
 def _tool_specs() -> list[ToolSpec]:
     from mcpstation.catalog.compile import ToolSpec
 
-    async def local(station: Station) -> list[ToolSpec]:
-        return [ToolSpec.of(tool) for tool in station.visible_tools(cli_caller())]
+    async def command(view: StationView) -> list[Shape]:
+        return await view.tools()
 
-    def remote(station: RemoteStation) -> list[ToolSpec]:
-        tools = expect(station.get("/api/mcp/tools"))["tools"]
-        return [ToolSpec(t["name"], t.get("description") or "", t.get("input_schema") or {}) for t in tools]
-
-    return station_verb(local, remote)
+    tools = with_station(command, needs=Needs.LISTINGS)
+    return [ToolSpec(t["name"], t.get("description") or "", t.get("input_schema") or {}) for t in tools]
 
 
 def _table(report: dict[str, Any]) -> Any:
