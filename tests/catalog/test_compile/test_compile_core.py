@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from compile_corpus import adversarial, every
@@ -47,6 +51,33 @@ def test_compiling_twice_gives_the_same_bytes(target):
         second = compile_schema(copy.deepcopy(case.schema), target)
         assert json.dumps(first.schema) == json.dumps(second.schema), case.name
         assert [d.to_dict() for d in first.diagnostics] == [d.to_dict() for d in second.diagnostics], case.name
+
+
+def test_the_output_does_not_depend_on_string_hashing():
+    code = (
+        "import hashlib, json, sys; sys.path.insert(0, sys.argv[1])\n"
+        "from compile_corpus import every\n"
+        "from mcpstation.catalog.compile import Target, compile_schema\n"
+        "digest = hashlib.sha256()\n"
+        "for case in every():\n"
+        "    for target in Target:\n"
+        "        compiled = compile_schema(case.schema, target)\n"
+        "        digest.update(json.dumps([compiled.schema, [d.to_dict() for d in compiled.diagnostics]]).encode())\n"
+        "print(digest.hexdigest())\n"
+    )
+    digests = set()
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run(
+            [sys.executable, "-c", code, str(Path(__file__).parent)],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        digests.add(done.stdout.strip())
+    assert len(digests) == 1
 
 
 def test_json_target_returns_the_schema_unchanged():

@@ -204,7 +204,9 @@ class _Emitter:
         node = self._all_of(node, at, out, ctx)
         node = self._openapi_nulls(node, at)
         types = type_set(node)
-        nonnull = [name for name in (types or ()) if name != "null"]
+        declared = node.get("type")
+        ordered = [declared] if isinstance(declared, str) else list(declared or ())
+        nonnull = [name for name in ordered if name != "null"]  # in the schema's order: output never depends on hashing
         if len(nonnull) > 1 and not self.profile.type_lists:
             return self._split(node, at, out, ctx, nonnull, nullable=types is not None and "null" in types)
         node = self._infer(node, at, types)
