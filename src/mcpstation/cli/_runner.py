@@ -37,8 +37,6 @@ if TYPE_CHECKING:
     from mcpstation.station import Station
     from mcpstation.store import Store
 
-    CLI_CALLER: Caller
-
 
 logger = logging.getLogger("mcpstation.cli")
 
@@ -233,12 +231,6 @@ def cli_caller(actor: str | None = None) -> Caller:
     from mcpstation.pipeline import Caller, Face
 
     return Caller.cli() if actor is None else Caller(actor, Role.ADMIN, Face.CLI)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "CLI_CALLER":  # `Caller.cli()`, made on first use: the pipeline is not imported before
-        return cli_caller()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _emit_json(data: Any) -> None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any, Final
 
+from mcpstation.cli._exits import EXIT_USAGE
 from mcpstation.cli._runner import (
-    EXIT_USAGE,
     _configure_logging,
     _emit_json,
     _errors_to_exit_codes,
