@@ -17,7 +17,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcpstation.catalog import AnyResult
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.caller import Caller
-from mcpstation.pipeline.kinds import KINDS, CompletionRef, Kind, RequestKind
+from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
 
 WEB_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
 
@@ -39,11 +39,6 @@ class Request:
     context_arguments: Mapping[str, str] | None = None
     uri_variables: Mapping[str, str] | None = None  # a resource URI's values, when a template matched it
     meta: Mapping[str, Any] | None = None  # extra `_meta` to send upstream (trace context)
-
-    @property
-    def row(self) -> Kind:
-        """This request's kind in the kinds table."""
-        return KINDS[self.kind]
 
     def fail(
         self,
