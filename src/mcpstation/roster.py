@@ -33,7 +33,7 @@ class Standing(enum.StrEnum):
     DISABLED = "DISABLED"
     SHADOWED = "SHADOWED"  # a static server of the same name wins
     PENDING = "PENDING"  # waiting for an operator's approval
-    REFUSED = "REFUSED"  # policy no longer allows it
+    REFUSED = "REFUSED"  # policy no longer allows it, or (a client's entry) it cannot run as written
 
 
 _ORIGIN_ORDER = {Origin.HOST: 0, Origin.STATIC: 1, Origin.DYNAMIC: 2}

@@ -329,7 +329,10 @@ class Station:
             previous = self.roster.get(spec.name)
             shadowed = (hidden or {}).get(spec.name) or (previous.shadowed if previous is not None else None)
             standing = Standing.ACTIVE if spec.enabled else Standing.DISABLED
-            self.roster.put(RosterEntry(spec, Origin.STATIC, standing, shadowed=shadowed), position=position)
+            if spec.unusable is not None:  # a client's entry that cannot run as written: listed with why
+                standing = Standing.REFUSED
+            entry = RosterEntry(spec, Origin.STATIC, standing, reason=spec.unusable, shadowed=shadowed)
+            self.roster.put(entry, position=position)
 
     def _warn_about_static_commands(self) -> None:
         """Static servers are the operator's own choice: risky commands only get a warning."""

@@ -346,3 +346,15 @@ def test_a_jsonc_server_file_is_edited_with_its_comments(tmp_path: Path) -> None
     editor.add({"name": "b", "command": "/usr/bin/false"})
     assert [entry.name for entry in editor.list()] == ["a", "b"]
     assert "// mine" in path.read_text() and "// first" in path.read_text()
+
+
+def test_a_client_file_keeps_its_broken_entry_but_an_edit_never_writes_one(tmp_path: Path) -> None:
+    path = tmp_path / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"mcpServers": {"old": {"command": "x", "envFile": "/nowhere/.env"}}}\n')
+    editor = ServerFileEditor(path)
+    editor.add({"name": "time", "command": "uvx", "args": ["mcp-server-time"]})  # the old entry's problem is its own
+    before = path.read_bytes()
+    with pytest.raises(ConfigError, match=r"not saved: server 'bad' could not run \(.*mcpServers\.bad\.args"):
+        editor.add({"name": "bad", "command": "uvx", "args": "mcp-server-time"})
+    assert path.read_bytes() == before

@@ -94,7 +94,7 @@ class ServerFileEditor:
         if not isinstance(name, str) or not name:
             raise UsageError("a server needs a 'name'.")
         fields = {key: value for key, value in spec.items() if key != "name" and value is not None}
-        with self._editing() as document:
+        with self._editing(runs=name) as document:
             if name in document.names():
                 raise UsageError(
                     f"{self._path} already has a server {name!r}. Remove it first, or choose another name."
@@ -126,8 +126,12 @@ class ServerFileEditor:
     # -- the edit cycle --------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _editing(self, *, create: bool = True) -> Iterator[ServerFile]:
-        """Lock, read, let the caller change the document, write atomically, validate or roll back."""
+    def _editing(self, *, create: bool = True, runs: str | None = None) -> Iterator[ServerFile]:
+        """Lock, read, let the caller change the document, write atomically, validate or roll back.
+
+        `runs`: a server that must be able to run afterwards (a client's file keeps one that cannot,
+        listed with why; an edit must not write one).
+        """
         with self._locked():
             try:
                 before: bytes | None = self._path.read_bytes()
@@ -141,12 +145,17 @@ class ServerFileEditor:
             yield document
             self._write(document.dumps().encode("utf-8"))
             try:
-                load_config(self._path, environ=_EveryVariableSet(), ask=None)
+                config = load_config(self._path, environ=_EveryVariableSet(), ask=None)
             except ConfigError as exc:
                 self._restore(before)
                 raise ConfigError(
                     f"the change was not saved: the file would no longer load ({exc}).", path=str(self._path)
                 ) from exc
+            unusable = next((spec.unusable for spec in config.servers if spec.name == runs), None)
+            if unusable is not None:
+                self._restore(before)
+                raise ConfigError(f"the change was not saved: server {runs!r} could not run ({unusable}).",
+                                  path=str(self._path))  # fmt: skip
             self._cache = None
 
     @contextlib.contextmanager
