@@ -179,8 +179,11 @@ def test_duplicate_and_missing_names_are_usage_errors(tmp_path: Path) -> None:
 
 
 def test_unsupported_shapes_and_formats_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"edits \.json, \.jsonc and \.toml"):
-        ServerFileEditor(tmp_path / "config.yaml")
+    with pytest.raises(ConfigError, match=r"edits \.json, \.jsonc, \.toml and \.yaml server files, not \.ini"):
+        ServerFileEditor(tmp_path / "config.ini")
+    seed003 = _copy(tmp_path, "seed003.yaml")  # a YAML `mcp:` block
+    with pytest.raises(ConfigError, match="`mcp` block"):
+        ServerFileEditor(seed003).add({"name": "x", "command": "uvx"})
     seed000 = _copy(tmp_path, "seed000.toml")
     with pytest.raises(ConfigError, match="`mcp` block"):
         ServerFileEditor(seed000).add({"name": "x", "command": "uvx"})

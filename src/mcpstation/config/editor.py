@@ -1,22 +1,21 @@
-"""Edit a JSON or TOML server file in place: list, add, remove, enable and disable servers.
+"""Edit a server file in place (JSON, JSONC, TOML, YAML): list, add, remove, enable and disable servers.
 
 What `mcpstation servers ... --config-file FILE` runs (add/remove/enable/disable). Every edit:
 
 1. takes an exclusive lock on the sidecar `FILE.lock` (`fcntl.flock`), so concurrent editors in
    other processes queue instead of losing each other's changes;
 2. re-reads the file and changes only the server entry concerned: TOML through `tomlkit`, JSON
-   and JSONC as text (`_json_edit.py`), so comments, key order, unrelated keys and formatting stay;
+   and JSONC as text (`_json_edit.py`), YAML through ruamel.yaml (`_yaml_edit.py`), so comments,
+   key order, unrelated keys and formatting stay;
 3. writes a temporary file beside it, fsyncs it and `os.replace`s the original, so a reader sees
    the old file or the new one, never half of one;
-4. loads the result with `load_config` and, if it no longer loads, puts the previous bytes back
-   and raises.
+4. loads the result with `load_config` and, if it no longer loads (or the server added could not
+   run), puts the previous bytes back and raises.
 
-Shapes edited (`_server_file.py`): native TOML `[servers.NAME]` (or `[[servers]]`), the
-JSON list `{"servers": [{"id": ...}]}`, a native JSON `{"servers": {NAME: ...}}`, and the JSON/JSONC or
-TOML file of every client that keeps its servers in a mapping (Claude Desktop, Claude Code,
-Cursor, VS Code, Windsurf, Cline, Roo Code, Zed, Gemini CLI, Codex), in that client's own keys.
-Every key the editor does not own stays, and so do comments (TOML and JSONC). The `mcp` block of
-`mcp`-block files and YAML files are read by the loader but not edited here.
+Shapes edited (`_server_file.py`): native `[servers.NAME]` (or `[[servers]]`), the JSON list
+`{"servers": [{"id": ...}]}`, and every client's file in that client's own keys: Claude Desktop,
+Claude Code, Cursor, VS Code, Windsurf, Cline, Roo Code, Zed, Gemini CLI, Codex, Continue,
+goose, LibreChat. The `mcp` block of `mcp`-block files is read by the loader but not edited here.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ __all__ = ["LOCK_TIMEOUT_S", "NEW_FILE_MODE", "ServerEntry", "ServerFileEditor"]
 
 
 class ServerFileEditor:
-    """Edits the servers of one JSON or TOML file; safe against concurrent editors in other processes.
+    """Edits the servers of one JSON, TOML or YAML file; safe against concurrent editors in other processes.
 
     Reads (`list`) are cached by the file's identity and modification time.
     """
@@ -66,7 +65,7 @@ class ServerFileEditor:
         """The servers in file order.
 
         Raises:
-            ConfigError: the file is missing, unreadable, not valid JSON/TOML, or of a shape this
+            ConfigError: the file is missing, unreadable, not valid JSON/TOML/YAML, or of a shape this
                 editor does not handle.
         """
         try:
@@ -262,9 +261,11 @@ def _format_of(path: Path) -> Fmt:
         return "toml"
     if suffix in (".json", ".jsonc"):
         return "json"
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
     raise ConfigError(
-        f"this command edits .json, .jsonc and .toml server files, not {suffix or 'files without an extension'}; "
-        "edit the file by hand.",
+        f"this command edits .json, .jsonc, .toml and .yaml server files, not {suffix or 'files without an extension'}"
+        "; edit the file by hand.",
         path=str(path),
     )
 
