@@ -33,7 +33,7 @@ class Standing(enum.StrEnum):
     DISABLED = "DISABLED"
     SHADOWED = "SHADOWED"  # a static server of the same name wins
     PENDING = "PENDING"  # waiting for an operator's approval
-    REFUSED = "REFUSED"  # policy no longer allows it
+    REFUSED = "REFUSED"  # policy no longer allows it, or (a client's entry) it cannot run as written
 
 
 _ORIGIN_ORDER = {Origin.HOST: 0, Origin.STATIC: 1, Origin.DYNAMIC: 2}
@@ -123,7 +123,10 @@ class ServerRoster:
             previous = self.get(spec.name)
             shadowed = (hidden or {}).get(spec.name) or (previous.shadowed if previous is not None else None)
             standing = Standing.ACTIVE if spec.enabled else Standing.DISABLED
-            self.put(RosterEntry(spec, Origin.STATIC, standing, shadowed=shadowed), position=position)
+            if spec.unusable is not None:  # a client's entry that cannot run as written: listed with why
+                standing = Standing.REFUSED
+            entry = RosterEntry(spec, Origin.STATIC, standing, reason=spec.unusable, shadowed=shadowed)
+            self.put(entry, position=position)
 
     def apply_static(self, specs: Sequence[AnyServerSpec]) -> list[str]:
         """Replace the static entries by a reloaded config's; returns the dynamic servers they now shadow.

@@ -112,6 +112,18 @@ class _ServerBase(_Frozen):
     idle_stop_s: float | None = Field(
         default=None, gt=0, description="A lazy server without requests this long is stopped; unset: [station]."
     )
+    unusable: str | None = Field(
+        default=None,
+        description="Why this entry of another client's file cannot run (an env file that is missing, an input "
+        "nobody gives, an extension the client runs itself); such an entry is listed, never started.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unusable_never_starts(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("unusable"):
+            return {**data, "enabled": False}
+        return data
 
     @field_validator("protocol")
     @classmethod
