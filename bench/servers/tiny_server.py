@@ -1,6 +1,6 @@
 """A stdlib-only MCP server over stdio that answers in microseconds, so a benchmark measures the client.
 
-    python bench/servers/tiny_server.py [--tools N] [--page-size K] [--init-delay S]
+    python bench/servers/tiny_server.py [--tools N] [--page-size K] [--init-delay S] [--init-cpu S]
 
 Newline-delimited JSON-RPC on stdin/stdout, one flush per line. It speaks the handshake era
 only: `server/discover` gets -32601 (method not found), so an SDK client in `auto` mode falls
@@ -10,7 +10,8 @@ and `tools/call`; every other request gets -32601, every other notification is i
 Tools: `echo(message)` and `add(a, b)`; `--tools N` pads the list with `t2 .. t{N-1}` (each
 returns its own name) up to N tools in total. `--page-size K` lists K tools per page (the
 cursor is the offset of the page's first tool); 0, the default, lists them all at once.
-`--init-delay S` sleeps S seconds before answering `initialize` (a slow-starting server).
+`--init-delay S` sleeps S seconds before answering `initialize` (a slow-starting server);
+`--init-cpu S` computes for S seconds of CPU time first (a server whose start is work).
 """
 
 from __future__ import annotations
@@ -56,10 +57,13 @@ def build_tools(total: int) -> list[dict[str, Any]]:
 
 
 class TinyServer:
-    def __init__(self, tools: list[dict[str, Any]], page_size: int, init_delay_s: float) -> None:
+    def __init__(
+        self, tools: list[dict[str, Any]], page_size: int, init_delay_s: float, init_cpu_s: float = 0.0
+    ) -> None:
         self.tools = tools
         self.page_size = page_size
         self.init_delay_s = init_delay_s
+        self.init_cpu_s = init_cpu_s
         self._pages: dict[str, dict[str, Any]] = {}
 
     def list_tools(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -100,6 +104,10 @@ class TinyServer:
         if method == "ping":
             return {}
         if method == "initialize":
+            if self.init_cpu_s > 0:
+                spent_until = time.process_time() + self.init_cpu_s
+                while time.process_time() < spent_until:
+                    sum(range(10_000))
             if self.init_delay_s > 0:
                 time.sleep(self.init_delay_s)
             offered = params.get("protocolVersion")
@@ -137,8 +145,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tools", type=int, default=2, metavar="N", help="tools listed in total (default 2)")
     parser.add_argument("--page-size", type=int, default=0, metavar="K", help="tools per page; 0 = one page")
     parser.add_argument("--init-delay", type=float, default=0.0, metavar="S", help="sleep before initialize")
+    parser.add_argument("--init-cpu", type=float, default=0.0, metavar="S", help="compute before initialize")
     args = parser.parse_args(argv)
-    server = TinyServer(build_tools(args.tools), args.page_size, args.init_delay)
+    server = TinyServer(build_tools(args.tools), args.page_size, args.init_delay, args.init_cpu)
     try:
         server.serve(sys.stdin, sys.stdout)
     except (BrokenPipeError, KeyboardInterrupt):

@@ -3,6 +3,7 @@ stopped when unused, refreshed when its listing changed; start-ups bounded in nu
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,7 +14,7 @@ import mcp_types as types
 import pytest
 from mcp.server import Server, ServerRequestContext
 from mcp.server.caching import CacheHint
-from station_helpers import START_TIMEOUT_S, inproc
+from station_helpers import START_TIMEOUT_S, inproc, tiny
 
 from mcpstation import Station, StationConfig
 from mcpstation.connection import ConnectionState
@@ -297,3 +298,19 @@ async def test_eager_servers_start_no_more_than_max_concurrent_starts_at_once():
             assert all(c.state is ConnectionState.READY for c in station.connections.values())
             assert len(station.tools) == 12
     assert server.starts == 12 and 1 <= server.most_starting <= 3
+
+
+async def test_servers_that_only_wait_before_initialize_lend_their_start_slot():
+    delay_s, count = 3.0, 4
+    config = StationConfig(
+        servers=[tiny(f"w{i}", "--init-delay", str(delay_s)) for i in range(count)],
+        station={"health_interval_s": 0, "max_concurrent_starts": 1},
+    )
+    started = time.perf_counter()
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with Station(config) as station:
+            elapsed = time.perf_counter() - started
+            assert all(c.state is ConnectionState.READY for c in station.connections.values())
+            assert station.pool.start_slots.borrowed_tokens == 0
+    # One slot, held through each wait, would take count * delay_s; lent, the waits overlap.
+    assert elapsed < (count - 1) * delay_s, f"{count} waiting servers took {elapsed:.1f} s with one slot"

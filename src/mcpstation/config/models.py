@@ -66,8 +66,8 @@ DEFAULT_MAX_RESULT_BYTES = 256 * 1024  # what an LLM can sensibly read of one re
 DEFAULT_HARD_MAX_RESULT_BYTES = 32 * 1024 * 1024
 DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # one JSON-RPC message from a server over our own transports
 DEFAULT_IDLE_STOP_S = 600.0  # a lazy server unused this long is stopped; its catalog stays
-STARTS_PER_CORE = 2  # default start-up slots per CPU core: spawning is CPU-bound, handshakes mostly wait
-MIN_CONCURRENT_STARTS = 4
+STARTS_PER_CORE = 4  # default start-up slots per CPU core: a slot is held only while its server works
+MIN_CONCURRENT_STARTS = 8
 MAX_CONCURRENT_STARTS = 16
 
 
@@ -415,7 +415,8 @@ class StationSettings(_Frozen):
         default=None,
         ge=1,
         description="Servers starting at once (spawn, handshake, first listing); the rest wait their turn, their "
-        "start-up budget not yet running. Unset: 2 per CPU core, between 4 and 16.",
+        "start-up budget not yet running; a stdio server that only waits lends its slot meanwhile. Unset: 4 per CPU "
+        "core, between 8 and 16.",
     )
     inherit_env: tuple[str, ...] = Field(
         default=(),

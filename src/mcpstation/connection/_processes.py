@@ -155,6 +155,47 @@ def is_alive(pid: int) -> bool:
     return info is not None and info.state != "Z"
 
 
+@dataclass(frozen=True, slots=True)
+class CpuSample:
+    """A process tree's CPU use so far (clock ticks, reaped children included) and whether it all sleeps."""
+
+    ticks: int
+    asleep: bool
+
+
+_ASLEEP_STATES = frozenset("SITZ")  # sleeping, idle, stopped, zombie: using no CPU now ('R' runs, 'D' does I/O)
+
+
+def tree_cpu(leader: int) -> CpuSample | None:
+    """`leader` and its descendants, read from /proc (one stat and one children file each); None once it is gone.
+
+    Children are read from the main thread's list only: the runtimes that spawn servers (node,
+    Python, uv) spawn from their main thread.
+    """
+    ticks = 0
+    asleep = True
+    stack = [leader]
+    seen: set[int] = set()
+    while stack:
+        pid = stack.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            with open(f"{PROC}/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[-1].split()
+            ticks += sum(int(value) for value in fields[11:15])  # utime, stime, cutime, cstime
+        except (OSError, ValueError, IndexError):
+            if pid == leader:
+                return None
+            continue
+        asleep = asleep and fields[0] in _ASLEEP_STATES
+        with contextlib.suppress(OSError, ValueError):
+            with open(f"{PROC}/{pid}/task/{pid}/children") as children:
+                stack.extend(int(child) for child in children.read().split())
+    return CpuSample(ticks, asleep)
+
+
 def _read_stat(pid: int) -> ProcessInfo | None:
     try:
         with open(f"{PROC}/{pid}/stat") as stat:

@@ -20,7 +20,8 @@ as the one before, up to `REFRESH_MAX_DELAY_S`: such a server costs one listing 
 
 Starting takes one of the pool's start slots (`SessionSupport.start_slots`), from before the
 spawn until the first listing is in: a large fleet starts a few servers at a time instead of
-all at once, and a server's start-up budget only runs once it has its slot.
+all at once, and a server's start-up budget only runs once it has its slot. A stdio server that
+only waits meanwhile lends its slot to the next one (`_start_slot`).
 """
 
 from __future__ import annotations
@@ -247,10 +248,13 @@ class Session:
                 connect_scope.cancel()
             await slot.acquire()
             connect_scope.deadline = anyio.current_time() + budget
-            try:
-                await self._connect_in_slot(slot, connect_scope)
-            finally:
-                slot.release()
+            async with anyio.create_task_group() as lender:
+                if isinstance(spec, StdioServerSpec):
+                    lender.start_soon(slot.lend_while_idle, self.name, lambda: self._spawned_pid)
+                try:
+                    await self._connect_in_slot(slot, connect_scope)
+                finally:
+                    slot.release()
         self._connect_scope = None
         if connect_scope.cancelled_caught and not self.became_ready and not self._stopping:
             raise TimeoutError(f"did not start within {budget:g} s")

@@ -1,0 +1,68 @@
+"""A start slot is held while the starting server works and lent while it only waits (read from /proc)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable
+
+import anyio
+import pytest
+
+from mcpstation.connection._start_slot import StartSlot
+
+pytestmark = pytest.mark.anyio
+
+PHASE_S = 1.0  # each phase of the child: CPU work, then waiting
+WAIT_S = 30.0  # bound on seeing each change of phase on a loaded machine
+
+# Plays a server whose start works (imports), waits (a package download), works again, then waits
+# for requests; "work" is CPU time, so it lasts PHASE_S of CPU however loaded the machine is.
+DOWNLOADING_SERVER = f"""
+import time
+def work():
+    until = time.process_time() + {PHASE_S}
+    while time.process_time() < until:
+        sum(range(10_000))
+work()
+time.sleep({PHASE_S * 3})
+work()
+time.sleep(600)
+"""
+
+
+async def _until(condition: Callable[[], bool]) -> None:
+    with anyio.fail_after(WAIT_S):
+        while not condition():  # noqa: ASYNC110 - a slot's state has no event to wait on
+            await anyio.sleep(0.01)
+
+
+async def test_a_slot_is_lent_while_its_server_waits_and_taken_again_when_it_works() -> None:
+    slots = anyio.CapacityLimiter(1)
+    slot = StartSlot(slots)
+    seen: list[bool] = []
+    async with await anyio.open_process([sys.executable, "-c", DOWNLOADING_SERVER], stdout=subprocess.DEVNULL) as child:
+        try:
+            await slot.acquire()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slot.lend_while_idle, "downloader", lambda: child.pid)
+                for held in (False, True, False):
+                    await _until(lambda held=held: slot.held is held)
+                    seen.append(slot.held)
+                    if not held:
+                        assert slots.borrowed_tokens == 0  # another start could take it now
+                slot.release()
+            assert slots.borrowed_tokens == 0 and not slot.held
+        finally:
+            child.kill()
+    assert seen == [False, True, False]
+
+
+async def test_a_slot_released_for_good_is_not_taken_again() -> None:
+    slots = anyio.CapacityLimiter(1)
+    slot = StartSlot(slots)
+    await slot.acquire()
+    slot.release()
+    with anyio.fail_after(WAIT_S):
+        await slot.lend_while_idle("gone", lambda: None)  # returns at once: the start is over
+    assert slots.borrowed_tokens == 0
