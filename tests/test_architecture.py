@@ -66,13 +66,15 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """The mcpstation modules `path` imports at run time (not those under `if TYPE_CHECKING:`)."""
+def _imports(path: Path, *, typing_too: bool = False) -> set[str]:
+    """The mcpstation modules `path` imports at run time, and with `typing_too` also those it imports
+    only for the type checker (under `if TYPE_CHECKING:`)."""
     tree = ast.parse(path.read_text())
     typing_only: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            typing_only.update(id(inner) for inner in ast.walk(node))
+    if not typing_too:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                typing_only.update(id(inner) for inner in ast.walk(node))
     found: set[str] = set()
     for node in ast.walk(tree):
         if id(node) in typing_only:
@@ -92,49 +94,61 @@ SOURCES = sorted(SRC.rglob("*.py"))
 def test_imports_flow_one_way(path: Path):
     layer = _layer(path)
     assert layer in ALLOWED, f"{layer!r} is a new layer: add it to ALLOWED in {__file__}"
-    imported = {name.split(".")[1] for name in _runtime_imports(path) if name.count(".") >= 1}
+    imported = {name.split(".")[1] for name in _imports(path) if name.count(".") >= 1}
     wrong = imported - ALLOWED[layer] - {layer}
     assert not wrong, f"{path.relative_to(SRC)} ({layer}) imports {sorted(wrong)}"
 
 
-def test_no_import_cycles_between_modules():
+def test_no_import_cycles_between_modules_not_even_for_the_type_checker():
+    """A circle hidden under `TYPE_CHECKING` is still two modules that know each other: refused too."""
     graph: dict[str, set[str]] = {}
     known = {_module_name(path) for path in SOURCES}
     for path in SOURCES:
         targets = set()
-        for name in _runtime_imports(path):
+        for name in _imports(path, typing_too=True):
             while name not in known and "." in name:
                 name = name.rsplit(".", 1)[0]  # `from pkg.mod import x` where x is not a module
             if name in known:
                 targets.add(name)
-        graph[_module_name(path)] = targets - {_module_name(path)}
-    cycle = _find_cycle(graph)
-    assert cycle is None, " -> ".join(cycle or [])
+        module = _module_name(path)
+        # a module importing its own package's re-exports is not a circle
+        graph[module] = {target for target in targets if target != module and not module.startswith(target + ".")}
+    circles = [group for group in _strongly_connected(graph) if len(group) > 1]
+    assert not circles, [sorted(group) for group in circles]
 
 
-def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """A cycle of modules importing each other, ignoring imports of a package's own `__init__`."""
-    state: dict[str, int] = {}
+def _strongly_connected(graph: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The graph's strongly connected components (Tarjan): each set of modules that reach each other."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
     stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[frozenset[str]] = []
 
-    def visit(node: str) -> list[str] | None:
-        state[node] = 1
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
         stack.append(node)
+        on_stack.add(node)
         for target in sorted(graph.get(node, ())):
-            if node.startswith(target + "."):
-                continue  # a module importing its own package's re-exports
-            if state.get(target) == 1:
-                return [*stack[stack.index(target) :], target]
-            if state.get(target) is None and (found := visit(target)) is not None:
-                return found
-        stack.pop()
-        state[node] = 2
-        return None
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            group: set[str] = set()
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                group.add(member)
+                if member == node:
+                    break
+            groups.append(frozenset(group))
 
     for node in sorted(graph):
-        if state.get(node) is None and (found := visit(node)) is not None:
-            return found
-    return None
+        if node not in index:
+            visit(node)
+    return groups
 
 
 def _isort_key(name: str) -> tuple[int, str]:

@@ -22,7 +22,7 @@ import json
 import logging
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
@@ -34,7 +34,10 @@ from mcpstation.config.models import AnyServerSpec, InProcessServerSpec
 from mcpstation.connection import KnownListing, ServerConnection, ServerListing
 from mcpstation.connection.snapshot import SessionInfo
 from mcpstation.errors import StoreError
-from mcpstation.store import CachedCatalog, Store
+from mcpstation.store import CachedCatalog
+
+if TYPE_CHECKING:
+    from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +108,11 @@ class CatalogCache:
             logger.warning("could not read the catalog cache; every server starts at boot: %s", exc)
             self._rows = {}
         return len(self._rows)
+
+    def listed_at(self, server: str) -> datetime | None:
+        """When the cached listing of `server` was taken, if the cache holds one."""
+        row = self._rows.get(server)
+        return row.listed_at if row is not None else None
 
     def recall(self, spec: AnyServerSpec) -> KnownListing | None:
         """What `spec`'s server listed last time, if it was listed under this same entry."""

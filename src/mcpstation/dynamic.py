@@ -14,7 +14,7 @@ import enum
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from pydantic import TypeAdapter, ValidationError
@@ -31,7 +31,10 @@ from mcpstation.policy.oauth_guard import oauth_request_guard
 from mcpstation.pool import ConnectionPool
 from mcpstation.roster import Origin, RosterEntry, ServerRoster, Standing
 from mcpstation.status import ServerState
-from mcpstation.store import DynamicServer, Store
+from mcpstation.store import DynamicServer
+
+if TYPE_CHECKING:
+    from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
 
@@ -415,7 +418,7 @@ class DynamicServers:
         return None
 
     def _refused(self, action: ChangeAction, name: str, reason: str, *, conflict: bool = False) -> ServerChange:
-        logger.warning("%s of server %r refused: %s", action, name, reason)
+        logger.info("%s of server %r refused: %s", action, name, reason)  # the change says why, to whoever asked
         return self._announce(ServerChange(False, action, name, f"refused: {reason}", conflict=conflict))
 
     def _announce(self, change: ServerChange) -> ServerChange:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -21,7 +22,10 @@ from mcpstation.dynamic import DynamicServers
 from mcpstation.errors import StoreError
 from mcpstation.live_catalog import LiveCatalog
 from mcpstation.pinning import ToolPins
-from mcpstation.store import ChangeKind, ChangeRecord, ChangeSignal, Store
+from mcpstation.store import ChangeKind, ChangeRecord
+
+if TYPE_CHECKING:
+    from mcpstation.store import ChangeSignal, Store
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Iterable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import anyio
 import mcp_types as types
@@ -28,7 +28,10 @@ import mcp_types as types
 from mcpstation.catalog import ServerListing
 from mcpstation.errors import StoreError
 from mcpstation.policy import tool_fingerprint
-from mcpstation.store import Store, ToolPin
+from mcpstation.store import ToolPin
+
+if TYPE_CHECKING:
+    from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
 

@@ -7,14 +7,17 @@ out as `log` events of *this* station only, resource updates as `resource` event
 
 Every connection it launches shares one bound on start-ups (`[station] max_concurrent_starts`),
 so a fleet of a hundred servers spawns a few at a time rather than all at once. A lazy server
-the catalog cache knows (`recall`) is launched IDLE with its known listing.
+the catalog cache knows (`recall`) is launched IDLE with its known listing; the pool's
+`StartPlan` says what happens to an eager one the cache knows.
 """
 
 from __future__ import annotations
 
+import enum
 import json
 import logging
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 
 import anyio
 import mcp_types as types
@@ -30,6 +33,21 @@ from mcpstation.events import EventHub, StationEvent
 logger = logging.getLogger(__name__)
 
 STOP_TIMEOUT_S = 15.0  # bound on closing sessions and processes (at shutdown, and per stop)
+
+
+class StartPlan(enum.Enum):
+    """How the servers the catalog cache knows start when a station starts (`Station(start=...)`).
+    A server it does not know starts at once, and the station's entry waits for it, whatever the
+    plan; a server launched later (a reload, a change at run time) is launched as SETTLED says."""
+
+    SETTLED = "settled"
+    """An eager server starts at once and the station's entry waits for it; a lazy one waits IDLE."""
+    BACKGROUND = "background"
+    """An eager server starts at once, its cached listing serving meanwhile, and nobody waits for
+    it: a request for it waits (bounded) until it is ready. A lazy one waits IDLE."""
+    ON_DEMAND = "on_demand"
+    """Every server waits IDLE, its cached listing serving, until a request needs it, even when
+    the listing is older than its server's cache hint (a short-lived station: the CLI's one-shot)."""
 
 
 class ConnectionPool:
@@ -51,6 +69,7 @@ class ConnectionPool:
         self._task_group: TaskGroup | None = None
         self.start_slots = anyio.CapacityLimiter(settings.concurrent_starts)
         self.recall: Callable[[AnyServerSpec], KnownListing | None] | None = None  # the catalog cache's lookup
+        self.plan = StartPlan.SETTLED
 
     def bind(self, task_group: TaskGroup | None) -> None:
         self._task_group = task_group
@@ -85,13 +104,11 @@ class ConnectionPool:
     ) -> ServerConnection:
         """Start a connection's owner task; returns at once (wait on `settled`).
 
-        A lazy server whose listing the cache knows starts IDLE; any other starts now.
+        A server whose listing the cache knows starts as the `plan` says; any other starts now.
         """
         if self._task_group is None:
             raise UsageError("the station is not running: use `async with Station(...) as station:`")
-        known = None
-        if self.recall is not None and start_mode(spec, self.settings) == "lazy":
-            known = self.recall(spec)
+        known = self._known(spec)
         connection = ServerConnection(
             spec,
             self.settings,
@@ -103,8 +120,24 @@ class ConnectionPool:
             known=known,
         )
         self._connections[spec.name] = connection
+        if known is not None:  # its cached listing belongs in the catalog from now on
+            self._on_change(connection)
         self._task_group.start_soon(connection.run, name=f"mcpstation server {spec.name!r}")
         return connection
+
+    def _known(self, spec: AnyServerSpec) -> KnownListing | None:
+        """The cached listing `spec`'s connection starts with, as the plan and its start mode say."""
+        lazy = start_mode(spec, self.settings) == "lazy"
+        if self.recall is None or (not lazy and self.plan is StartPlan.SETTLED):
+            return None
+        known = self.recall(spec)
+        if known is None:
+            return None
+        if self.plan is StartPlan.ON_DEMAND:
+            return replace(known, stale=False)
+        if not lazy:  # BACKGROUND: start at once, as a stale listing does, the cached one serving meanwhile
+            return replace(known, stale=True)
+        return known
 
     async def stop(self, names: Iterable[str]) -> None:
         """Stop these connections (processes included) and forget them; bounded by `STOP_TIMEOUT_S`."""

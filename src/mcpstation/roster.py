@@ -11,7 +11,7 @@ static one of the same name rides on that static entry (`shadowed`): one name, o
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from mcpstation.config.models import AnyServerSpec
@@ -33,7 +33,7 @@ class Standing(enum.StrEnum):
     DISABLED = "DISABLED"
     SHADOWED = "SHADOWED"  # a static server of the same name wins
     PENDING = "PENDING"  # waiting for an operator's approval
-    REFUSED = "REFUSED"  # policy no longer allows it
+    REFUSED = "REFUSED"  # policy no longer allows it, or (a client's entry) it cannot run as written
 
 
 _ORIGIN_ORDER = {Origin.HOST: 0, Origin.STATIC: 1, Origin.DYNAMIC: 2}
@@ -116,3 +116,36 @@ class ServerRoster:
     def remove(self, name: str) -> RosterEntry | None:
         self._added.pop(name, None)
         return self._entries.pop(name, None)
+
+    def put_static(self, specs: Sequence[AnyServerSpec], hidden: Mapping[str, RosterEntry] | None = None) -> None:
+        """The config's servers as static entries, in config order; `hidden` are stored servers they shadow."""
+        for position, spec in enumerate(specs):
+            previous = self.get(spec.name)
+            shadowed = (hidden or {}).get(spec.name) or (previous.shadowed if previous is not None else None)
+            standing = Standing.ACTIVE if spec.enabled else Standing.DISABLED
+            if spec.unusable is not None:  # a client's entry that cannot run as written: listed with why
+                standing = Standing.REFUSED
+            entry = RosterEntry(spec, Origin.STATIC, standing, reason=spec.unusable, shadowed=shadowed)
+            self.put(entry, position=position)
+
+    def apply_static(self, specs: Sequence[AnyServerSpec]) -> list[str]:
+        """Replace the static entries by a reloaded config's; returns the dynamic servers they now shadow.
+
+        A static server that went away gives its name back to the stored server it hid (held until the
+        next start); a dynamic server whose name a static one now takes is held as SHADOWED under it.
+        """
+        names = {spec.name for spec in specs}
+        for entry in self.of(Origin.STATIC):
+            if entry.name not in names:
+                self.remove(entry.name)
+                if entry.shadowed is not None:  # the stored server it hid comes back at the next start
+                    reason = "was shadowed by a static server until the last reload; it connects at the next start"
+                    self.put(entry.shadowed.held(Standing.SHADOWED, reason))
+        hidden: dict[str, RosterEntry] = {}
+        for dynamic in self.of(Origin.DYNAMIC):
+            if dynamic.name in names:
+                self.remove(dynamic.name)
+                reason = f"shadowed by the static server {dynamic.name!r} (static config wins)"
+                hidden[dynamic.name] = dynamic.held(Standing.SHADOWED, reason)
+        self.put_static(specs, hidden)
+        return list(hidden)

@@ -9,10 +9,7 @@ The station is a facade over parts with one job each: the roster (every known se
 the pool (their connections), the live catalog (what they offer, merged), the dynamic servers
 (changes at run time, persisted first), the follower (changes other processes made to the
 store), and the pipeline (every request, every face). It owns their lifecycle; everything else
-here is a one-line delegation.
-
-Long because it is the facade: the lifecycle, and one documented delegation per public method to
-the part that does the work (roster, pool, live catalog, dynamic servers, follower, pipeline, status).
+here is a one-line delegation to the part whose rule it is.
 """
 
 from __future__ import annotations
@@ -21,8 +18,10 @@ import logging
 import os
 import time
 from collections.abc import Callable
+from contextlib import AsyncExitStack
+from functools import partial
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import anyio
 from anyio.abc import TaskGroup
@@ -43,9 +42,7 @@ from mcpstation.catalog import (
 )
 from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.catalog_cache import CatalogCache
-from mcpstation.config.loader import load_config
 from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
-from mcpstation.config.presets import needs_url_guard
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
 from mcpstation.errors import ServerUnavailable, UsageError
@@ -57,6 +54,7 @@ from mcpstation.management import MANAGEMENT_SERVER, MANAGEMENT_TOOLS, managemen
 from mcpstation.pinning import ToolPins
 from mcpstation.pipeline import (
     META_TOOLS,
+    ArgumentCheck,
     AuditTrail,
     Bounds,
     Caller,
@@ -67,18 +65,24 @@ from mcpstation.pipeline import (
     UrlGuardLayer,
     Visibility,
     assemble,
+    needs_url_guard,
 )
-from mcpstation.pipeline.request import CompletionRef
+from mcpstation.pipeline.kinds import CompletionRef
 from mcpstation.policy import UrlGuard, classify_command
-from mcpstation.pool import ConnectionPool
-from mcpstation.roster import Origin, RosterEntry, ServerRoster, Standing
-from mcpstation.status import ReloadReport, ServerStatus, StationStatus, station_status
-from mcpstation.store import Store
+from mcpstation.pool import ConnectionPool, StartPlan
+from mcpstation.roster import Origin, RosterEntry, ServerRoster
+from mcpstation.status import ReloadReport, ServerStatus, StationStatus, offline_reason, station_status
+
+if TYPE_CHECKING:
+    from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
 
+LIBRARY_CALLER = Caller.library()  # the library face's caller, when a request names none (frozen, shared)
 SURFACE_LINE_WAIT_S = 60.0  # the start-up surface line waits this long for the index to count the catalog
 CACHE_SAVE_S = 5.0  # bound on keeping the last listings in the catalog cache at shutdown
+STANDING_NOTICE = {"standing": True}
+"""`extra` of a log line that holds at every start while the config stays as it is: a face may say it once."""
 
 
 class Station:
@@ -90,7 +94,10 @@ class Station:
 
     Use it as an async context manager (in one task): entering starts every enabled server
     concurrently and returns when all have settled or the overall start-up deadline passes;
-    leaving stops them all, processes included, and writes the last audit records.
+    leaving stops them all, processes included, and writes the last audit records. `start` says
+    how the servers whose listing the catalog cache knows start instead (`StartPlan`): in the
+    background, their cached listings serving at once (a gateway), or only when a request needs
+    them (a one-shot command).
     """
 
     def __init__(
@@ -100,6 +107,7 @@ class Station:
         hooks: SessionHooks | None = None,
         store: Store | None = None,
         on_change: Callable[[Station], None] | None = None,
+        start: StartPlan = StartPlan.SETTLED,
     ) -> None:
         self.config = config
         self.hooks = hooks if hooks is not None else Host.from_config(config, store=store)
@@ -107,6 +115,7 @@ class Station:
         self.events = EventHub()
         self.roster = ServerRoster()
         self.pool = ConnectionPool(config.station, hooks=self.hooks, events=self.events, on_change=self._changed)
+        self._start_plan = start
         mode = config.policy.tool_pinning
         pins = ToolPins(store, mode) if store is not None and mode != "off" else None
         self.catalog_cache = CatalogCache(store) if store is not None else None
@@ -142,31 +151,36 @@ class Station:
         )
         self._audit = AuditTrail(store) if store is not None else None
         self._caller_layers: list[Layer] = []
-        self._guarded: dict[str, tuple[AnyServerSpec, bool]] = {}
+        self._arguments = ArgumentCheck(lambda: self.catalog)
+        self._offline_reason = partial(offline_reason, self.roster, self.pool)
         self.visibility = Visibility(self.roster.spec)
         self.requests = self._compose()
         self._on_change = on_change
+        self._exit_stack: AsyncExitStack | None = None
         self._task_group: TaskGroup | None = None
         self._accepting = False
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str]) -> Station:
         """A station for the config file at `path` (TOML, JSON or YAML; format detected)."""
+        from mcpstation.config.loader import load_config  # the file formats load only when a file is read
+
         return cls(load_config(path))
 
     # -- the pipeline ------------------------------------------------------------------------------
 
     def _compose(self) -> Pipeline:
         """The one place the request path is put together (order: see `pipeline.assemble`)."""
-        guarded = {entry.name for entry in self.roster if needs_url_guard(entry.spec)}
-        guarded |= {spec.name for spec in self.config.servers if needs_url_guard(spec)}
+        specs = [*(entry.spec for entry in self.roster), *self.config.servers]
+        guarded = self.dynamic is not None or any(needs_url_guard(spec) for spec in specs)
         handler = assemble(
             route=Router(self.pool.get, self._offline_reason),
             visibility=self.visibility,
             bounds=Bounds(lambda: self.config.station, self._server_cap),
             audit=self._audit,
             caller_layers=self._caller_layers,
-            url_guard=UrlGuardLayer(self._url_guard, self._is_guarded) if guarded or self.dynamic else None,
+            arguments=self._arguments,
+            url_guard=UrlGuardLayer(self._url_guard, self.roster.spec) if guarded else None,
         )
         return Pipeline(
             catalog=lambda: self.catalog,
@@ -184,42 +198,13 @@ class Station:
 
     def add_layer(self, layer: Layer) -> None:
         """Wrap every later request in `layer` (metrics, tracing): inside visibility and audit,
-        outside the URL guard, the bounds and the route."""
+        outside the argument check, the URL guard, the bounds and the route."""
         self._caller_layers.append(layer)
         self.requests = self._compose()
-
-    def _is_guarded(self, server: str) -> bool:
-        spec = self.roster.spec(server)
-        if spec is None:
-            return False
-        cached = self._guarded.get(server)
-        if cached is None or cached[0] is not spec:  # judged once per spec, not per request
-            cached = (spec, needs_url_guard(spec))
-            self._guarded[server] = cached
-        return cached[1]
 
     def _server_cap(self, server: str) -> int | None:
         spec = self.roster.spec(server)
         return spec.max_result_bytes if spec is not None else None
-
-    def _offline_reason(self, server: str) -> str | None:
-        """Why `server` cannot answer now, for the LLM and the person; None when it can."""
-        entry = self.roster.get(server)
-        if entry is None:
-            return f"server {server!r} is not in this station"
-        if not entry.active:
-            why = f": {entry.reason}" if entry.reason else ""
-            return f"server {server!r} is not running ({entry.standing}{why})"
-        connection = self.pool.get(server)
-        if connection is None:
-            return f"server {server!r} is not running"
-        if connection.is_ready:
-            return None
-        if connection.state is ConnectionState.STARTING and not connection.listing.tools:
-            return f"server {server!r} is still starting; its tools are not known yet"
-        detail = f": {connection.error}" if connection.error else ""
-        unknown = "" if connection.listing.tools else "; its tools are unknown because it never started"
-        return f"server {server!r} is not running ({connection.state}{detail}){unknown}"
 
     def _owned(self) -> dict[str, str]:
         """Tool names only the host's own server may take: the management tools, and the tool
@@ -232,53 +217,54 @@ class Station:
     # -- lifecycle ---------------------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
-        if self._task_group is not None:
+        if self._exit_stack is not None:
             raise UsageError("this Station is already running")
-        task_group = anyio.create_task_group()
-        await task_group.__aenter__()
-        self._task_group = task_group
+        stack = AsyncExitStack()
+        task_group = await stack.enter_async_context(anyio.create_task_group())
+        stack.push_async_callback(self._close, task_group)
+        self._exit_stack, self._task_group = stack, task_group
         self.pool.bind(task_group)
         task_group.start_soon(self.live_catalog.watch, name="mcpstation catalog watcher")
         try:
             await self._start()
         except BaseException:
-            try:
-                await self._shutdown()
-            finally:
-                self._task_group = None
-                self.pool.bind(None)
-                task_group.cancel_scope.cancel()
-                await task_group.__aexit__(None, None, None)
+            await self._leave(None)
             raise
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        task_group = self._task_group
-        assert task_group is not None
+        await self._leave(exc if isinstance(exc, anyio.get_cancelled_exc_class()) else None)
+
+    async def _leave(self, cancelled: BaseException | None) -> None:
+        """Unwind the exit stack: shut down, then leave the task group. The group is handed only a
+        cancellation, so a caller's own exception reaches them as itself, not inside an ExceptionGroup."""
+        stack, self._exit_stack = self._exit_stack, None
+        assert stack is not None
+        if cancelled is None:
+            await stack.aclose()
+        else:
+            await stack.__aexit__(type(cancelled), cancelled, cancelled.__traceback__)
+
+    async def _close(self, task_group: TaskGroup) -> None:
         try:
             await self._shutdown()
         finally:
             self._task_group = None
             self.pool.bind(None)
             task_group.cancel_scope.cancel()  # the catalog watcher; everything else has ended
-            # Hand the group only a cancellation, so the caller's exception reaches them as itself
-            # rather than inside an ExceptionGroup.
-            if exc is not None and isinstance(exc, anyio.get_cancelled_exc_class()):
-                await task_group.__aexit__(exc_type, exc, tb)
-            else:
-                await task_group.__aexit__(None, None, None)
 
     async def _start(self) -> None:
         assert self._task_group is not None
         started = time.perf_counter()
         if self.store is not None and self.config.station.management_tools:
             self.roster.put(RosterEntry(management_spec(self), Origin.HOST))
-        self._put_static(self.config)
+        self.roster.put_static(self.config.servers)
         self._warn_about_static_commands()
         if self.catalog_cache is not None:
             await self.catalog_cache.load()
+        self.pool.plan = self._start_plan  # for the launches of the start-up only
         for entry in self.roster.active():
             if self._should_run(entry.spec):
                 self.pool.launch(entry.spec)
@@ -289,6 +275,7 @@ class Station:
             for spec in await self.dynamic.load():
                 self.dynamic.launch(spec)
             self._task_group.start_soon(self.follower.run, name="mcpstation change follower")
+        self.pool.plan = StartPlan.SETTLED  # a server launched later (a reload, a change) is waited for
         self.requests = self._compose()
         self._accepting = True
         deadline = self.config.station.startup_timeout_s
@@ -303,9 +290,11 @@ class Station:
                 ", ".join(repr(name) for name in pending),
             )
         logger.info(
-            "station up: %d of %d servers ready, %d idle until asked, %d tools (%.2f s)",
+            "station up: %d of %d servers ready, %d starting with their cached catalog, %d idle until asked, "
+            "%d tools (%.2f s)",
             sum(1 for c in connections if c.is_ready),
             len(connections),
+            sum(1 for c in connections if c.state is ConnectionState.STARTING and c.is_dormant),
             sum(1 for c in connections if c.state is ConnectionState.IDLE),
             len(self.catalog.tools),
             time.perf_counter() - started,
@@ -316,20 +305,12 @@ class Station:
         """The start-up line of what the catalog costs a model, once the index has counted it (the
         library caller's surface: every tool)."""
         await self.live_catalog.index.wait_current(SURFACE_LINE_WAIT_S)
-        totals = self.requests.surface_totals(Caller.library())
+        totals = self.requests.surface_totals(LIBRARY_CALLER)
         if totals is not None:
             logger.info("%s", totals.line())
 
     def _should_run(self, spec: AnyServerSpec) -> bool:
         return spec.enabled and (self.config.enabled or spec.name == MANAGEMENT_SERVER)
-
-    def _put_static(self, config: StationConfig, hidden: dict[str, RosterEntry] | None = None) -> None:
-        """The config's servers as static entries, in config order; `hidden` are stored servers they shadow."""
-        for position, spec in enumerate(config.servers):
-            previous = self.roster.get(spec.name)
-            shadowed = (hidden or {}).get(spec.name) or (previous.shadowed if previous is not None else None)
-            standing = Standing.ACTIVE if spec.enabled else Standing.DISABLED
-            self.roster.put(RosterEntry(spec, Origin.STATIC, standing, shadowed=shadowed), position=position)
 
     def _warn_about_static_commands(self) -> None:
         """Static servers are the operator's own choice: risky commands only get a warning."""
@@ -342,7 +323,10 @@ class Station:
                 )
                 if verdict.verdict == "deny":
                     logger.warning(
-                        "static server %r: %s (allowed: static config is trusted)", spec.name, verdict.reason
+                        "static server %r: %s (allowed: static config is trusted)",
+                        spec.name,
+                        verdict.reason,
+                        extra=STANDING_NOTICE,
                     )
 
     async def _shutdown(self) -> None:
@@ -386,7 +370,7 @@ class Station:
         self.config = config
         self._url_guard = UrlGuard.from_policy(config.policy)
         self.pool.apply_settings(config.station, keep=unchanged)
-        shadowed = self._apply_static(config)
+        shadowed = self.roster.apply_static(config.servers)
         await self.pool.stop([*removed, *changed, *shadowed])
         self.requests = self._compose()
         launched = [self.pool.launch(after[name]) for name in after if name in added or name in changed]
@@ -403,24 +387,6 @@ class Station:
         if not config.enabled:
             return {}
         return {spec.name: spec for spec in config.servers if spec.enabled}
-
-    def _apply_static(self, config: StationConfig) -> list[str]:
-        """Put the new static entries in the roster; returns the dynamic servers they now shadow."""
-        names = {spec.name for spec in config.servers}
-        for entry in self.roster.of(Origin.STATIC):
-            if entry.name not in names:
-                self.roster.remove(entry.name)
-                if entry.shadowed is not None:  # the stored server it hid comes back at the next start
-                    reason = "was shadowed by a static server until the last reload; it connects at the next start"
-                    self.roster.put(entry.shadowed.held(Standing.SHADOWED, reason))
-        hidden: dict[str, RosterEntry] = {}
-        for dynamic in self.roster.of(Origin.DYNAMIC):
-            if dynamic.name in names:
-                self.roster.remove(dynamic.name)
-                reason = f"shadowed by the static server {dynamic.name!r} (static config wins)"
-                hidden[dynamic.name] = dynamic.held(Standing.SHADOWED, reason)
-        self._put_static(config, hidden)
-        return list(hidden)
 
     # -- what the station offers -------------------------------------------------------------------
 
@@ -463,7 +429,7 @@ class Station:
             UsageError: the station is not running, or `limit` is out of range.
         """
         self._require_running()
-        return await self.requests.search_tools(query, caller=caller or Caller.library(), limit=limit, server=server)
+        return await self.requests.search_tools(query, caller=caller or LIBRARY_CALLER, limit=limit, server=server)
 
     def tool_tokens(self, tool: CatalogTool) -> int:
         """Estimated schema tokens of one catalog tool (o200k_base, as `catalog/tokens.py` counts)."""
@@ -498,7 +464,7 @@ class Station:
             self.pool,
             catalog,
             tokens=self.live_catalog.index.tokens_by_server(catalog.tools.values()),
-            surface=self.requests.surface_totals(Caller.library()),
+            surface=self.requests.surface_totals(LIBRARY_CALLER),
             extra_warnings=pins.warnings if pins is not None else None,
         )
 
@@ -524,7 +490,7 @@ class Station:
         """
         self._require_running()
         return await self.requests.call_tool(
-            name, arguments, caller=caller or Caller.library(), timeout_s=timeout_s, progress=progress
+            name, arguments, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s, progress=progress
         )
 
     async def get_prompt(
@@ -537,14 +503,14 @@ class Station:
     ) -> PromptResult:
         """Get a prompt by its public name, filled with `arguments`."""
         self._require_running()
-        return await self.requests.get_prompt(name, arguments, caller=caller or Caller.library(), timeout_s=timeout_s)
+        return await self.requests.get_prompt(name, arguments, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s)
 
     async def read_resource(
         self, uri: str, *, timeout_s: float | None = None, caller: Caller | None = None
     ) -> ResourceResult:
         """Read a resource, routed to the server that lists it or whose template matches it."""
         self._require_running()
-        return await self.requests.read_resource(uri, caller=caller or Caller.library(), timeout_s=timeout_s)
+        return await self.requests.read_resource(uri, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s)
 
     async def complete(
         self,
@@ -556,26 +522,32 @@ class Station:
     ) -> CompletionResult:
         """Complete a prompt (by public name) or template (by URI template) argument at its owner."""
         self._require_running()
-        return await self.requests.complete(ref, argument, context_arguments, caller=caller or Caller.library())
+        return await self.requests.complete(ref, argument, context_arguments, caller=caller or LIBRARY_CALLER)
 
     async def subscribe_resource(self, uri: str, *, caller: Caller | None = None) -> SubscriptionResult:
         """Be told (as `resource` events) when `uri` changes; routed to the server that owns it."""
         self._require_running()
-        return await self.requests.subscribe(uri, caller=caller or Caller.library())
+        return await self.requests.subscribe(uri, caller=caller or LIBRARY_CALLER)
 
     async def unsubscribe_resource(self, uri: str, *, caller: Caller | None = None) -> SubscriptionResult:
         self._require_running()
-        return await self.requests.unsubscribe(uri, caller=caller or Caller.library())
+        return await self.requests.unsubscribe(uri, caller=caller or LIBRARY_CALLER)
 
-    async def reconnect(self, name: str | None = None, *, failed_only: bool = False) -> list[str]:
+    async def reconnect(
+        self, name: str | None = None, *, failed_only: bool = False, actor: str | None = None
+    ) -> list[str]:
         """Reconnect one server, or every server (only the failed ones with `failed_only`).
 
-        Returns the names asked to reconnect; waits until each has settled again.
+        Returns the names asked to reconnect; waits until each has settled again. With `actor`
+        (someone asked: a person, a token) each is recorded as a management action first.
         """
         self._require_running()
         targets = [self.connection(name)] if name is not None else list(self.pool.connections.values())
         if failed_only:
             targets = [c for c in targets if c.state in (ConnectionState.FAILED, ConnectionState.BACKING_OFF)]
+        if actor is not None and self.store is not None:
+            for target in targets:
+                await self.store.record_action("reconnect", actor=actor, server=target.name)
         await self.pool.reconnect(targets, self.config.station.startup_timeout_s)
         return [c.name for c in targets]
 

@@ -1,4 +1,5 @@
-"""What `status` shows: every known server's state, origin, versions, counts and last error.
+"""What `status` shows: every known server's state, origin, versions, counts and last error; and why a
+server cannot answer now (`offline_reason`), in the words requests to it fail with.
 
 A server's state is its connection's while it runs, else the reason it does not (disabled,
 shadowed, pending, refused); the two are one enum, so a reader never compares free strings.
@@ -13,7 +14,7 @@ from typing import Any
 
 from mcpstation.catalog import Catalog
 from mcpstation.config.models import AnyServerSpec
-from mcpstation.connection import ServerConnection
+from mcpstation.connection import ConnectionState, ServerConnection
 from mcpstation.pipeline import SurfaceTotals
 from mcpstation.policy import clean_text
 from mcpstation.pool import ConnectionPool
@@ -200,6 +201,26 @@ def server_status(entry: RosterEntry, connection: ServerConnection | None, *, to
         origin=entry.origin,
         tokens=tokens,
     )
+
+
+def offline_reason(roster: ServerRoster, pool: ConnectionPool, server: str) -> str | None:
+    """Why `server` cannot answer now, for the LLM and the person; None when it can."""
+    entry = roster.get(server)
+    if entry is None:
+        return f"server {server!r} is not in this station"
+    if not entry.active:
+        why = f": {entry.reason}" if entry.reason else ""
+        return f"server {server!r} is not running ({entry.standing}{why})"
+    connection = pool.get(server)
+    if connection is None:
+        return f"server {server!r} is not running"
+    if connection.is_ready:
+        return None
+    if connection.state is ConnectionState.STARTING and not connection.listing.tools:
+        return f"server {server!r} is still starting; its tools are not known yet"
+    detail = f": {connection.error}" if connection.error else ""
+    unknown = "" if connection.listing.tools else "; its tools are unknown because it never started"
+    return f"server {server!r} is not running ({connection.state}{detail}){unknown}"
 
 
 def redacted_target(spec: AnyServerSpec) -> str:

@@ -92,7 +92,12 @@ def test_function_calling_exports():
     [oa] = openai_tools(catalog.tools.values())
     assert oa == {
         "type": "function",
-        "function": {"name": "mcp_a_x", "description": "x tool", "parameters": {"type": "object", "properties": {}}},
+        "function": {
+            "name": "mcp_a_x",
+            "description": "x tool",
+            "parameters": {"type": "object", "properties": {}},
+            "strict": False,
+        },
     }
     [an] = anthropic_tools(catalog.tools.values())
     assert an["name"] == "mcp_a_x" and an["input_schema"]["type"] == "object"

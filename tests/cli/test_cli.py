@@ -33,8 +33,10 @@ args = ["-m", "mcpstation.testing.demo_server"]
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """The command as a script runs it: no terminal, no COLUMNS."""
     isolated = {"MCPSTATION_DATA_DIR": str(cwd / "data")}
-    full_env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | isolated | (env or {})
+    inherited = {k: v for k, v in os.environ.items() if k not in ("MCPSTATION_CONFIG", "COLUMNS", "LINES")}
+    full_env = inherited | isolated | (env or {})
     return subprocess.run(
         [PY, "-m", "mcpstation", *args], cwd=cwd, env=full_env, capture_output=True, text=True, timeout=TIMEOUT_S
     )
@@ -110,6 +112,36 @@ def test_no_server_reachable_exits_3(tmp_path: Path):
     assert "no server reachable" in done.stderr and "command not found" in done.stderr
 
 
+def test_status_exits_3_when_no_server_is_reachable_with_its_table_unsqueezed(tmp_path: Path):
+    config = write_config(tmp_path, '[servers.gone]\ncommand = "no-such-binary-for-mcpstation"\n')
+    done = run("--config", str(config), "status", cwd=tmp_path)
+    assert done.returncode == 3, done.stderr
+    assert "no server reachable" in done.stderr
+    [row] = [line for line in done.stdout.splitlines() if "gone" in line]  # one line: nothing folded
+    assert "FAILED" in row and "no-such-binary-for-mcpstation" in row
+    as_json = run("--config", str(config), "status", "--json", cwd=tmp_path)
+    assert as_json.returncode == 3
+    assert [s["state"] for s in json.loads(as_json.stdout)["servers"]] == ["FAILED"]
+
+
+def test_trusted_static_config_warnings_are_said_once_until_they_change(tmp_path: Path):
+    risky = DEMO + 'env = { PYTHONPATH = "/nonexistent" }\n'
+    config = write_config(tmp_path, risky)
+    said = "static server 'demo': environment variable PYTHONPATH can change which code the program runs"
+
+    def warned(*flags: str) -> bool:
+        done = run("--config", str(config), *flags, "tools", "list", "--json", cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return said in done.stderr
+
+    assert warned()
+    assert not warned()  # said already for this config
+    assert warned("-v")  # -v says it every time
+    config.write_text(risky.replace("PYTHONPATH", "PYTHONSTARTUP"))  # what it says changed: said again
+    said = said.replace("PYTHONPATH", "PYTHONSTARTUP")
+    assert warned()
+
+
 def test_config_is_found_in_the_working_directory_and_by_env(tmp_path: Path):
     write_config(tmp_path, DEMO.replace("servers.demo", "servers.here"))
     done = run("tools", "list", "--json", cwd=tmp_path)
@@ -150,6 +182,7 @@ def test_up_stops_on_sigterm_with_no_child_left(tmp_path: Path):
             process.kill()
     assert process.returncode == 0, err
     assert "server 'demo' ready" in err
+    assert "alembic" not in err  # the store's first migrations are said only under -v
     assert not [pid for pid in children if alive(pid)]
 
 

@@ -188,6 +188,18 @@ def test_call_through_the_socket_answers_as_the_one_shot_path_does(up: Up):
     assert human_remote.stdout == out and "nope" in out
 
 
+def test_another_config_never_goes_silently_to_the_running_station(up: Up, tmp_path: Path):
+    other = tmp_path / "other.toml"
+    other.write_text(CONFIG.replace("servers.demo", "servers.other"))
+    done = cli(up.root, other, up.data, "call", "mcp_other_add", "--args", '{"a": 1, "b": 2}')
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "3"  # answered by a station of its own, which has `other`
+    said = f"the station running for {up.data} runs {up.config.resolve()}, not {other.resolve()}"
+    assert said in done.stderr and "starts a station of its own for it" in done.stderr
+    same = up.cli("-v", "status", "--json")  # its own config goes to it, as before
+    assert same.returncode == 0 and REMOTE in same.stderr
+
+
 HEAVY = ("mcpstation.station", "mcpstation.store", "mcp", "mcp_types", "starlette", "sqlalchemy", "uvicorn", "anyio",
          "httpx2", "httpcore2")  # fmt: skip
 
@@ -276,4 +288,4 @@ def test_help_and_bad_input_never_start_a_server(tmp_path: Path):
         assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
     assert not marker.exists()
     started = cli(tmp_path, config, data, "status")  # the marker works: a command that starts servers leaves it
-    assert started.returncode == 0 and marker.exists()
+    assert started.returncode == 3 and marker.exists()  # it exits at once: no server is reachable

@@ -24,19 +24,24 @@ from station_helpers import inproc
 
 from mcpstation import Station, StationConfig
 from mcpstation.api import ApiServer, bind_socket, bound_port, build_app, build_control_app
-from mcpstation.api.auth import AccessGuard, LocalDev
+from mcpstation.api.auth import Authenticator, LocalDev
 from mcpstation.api.errors import OUTCOME_TYPE
+from mcpstation.api.middleware import AccessGuard
 from mcpstation.cli._control import (
     CONTROL_DIR_MODE,
     CONTROL_SOCKET_MODE,
     ControlSocket,
     Found,
+    config_path_of,
     control_socket_path,
     data_dir_of,
     find_station,
 )
+from mcpstation.cli._exits import OUTCOME_EXIT
 from mcpstation.cli._remote import OUTCOME_OF_TYPE
-from mcpstation.cli._runner import HELD_STATES
+from mcpstation.cli._station import HELD_STATES
+from mcpstation.config.loader import resolve_config_path
+from mcpstation.outcomes import Outcome
 from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller
 from mcpstation.status import ServerState
 from mcpstation.store import Store, default_data_dir
@@ -60,6 +65,30 @@ START_TIMEOUT_S = 60.0  # a station and two HTTP listeners on a loaded 2-core ma
 )
 def test_the_cli_finds_the_data_directory_the_store_uses(environ: dict[str, str]):
     assert data_dir_of(None, environ) == default_data_dir(environ)
+
+
+@pytest.mark.parametrize(
+    ("option", "environ", "local_file"),
+    [
+        (None, {}, False),
+        (None, {}, True),
+        ("other.toml", {}, True),
+        (None, {"MCPSTATION_CONFIG": "env.toml"}, True),
+        ("~/x.toml", {"MCPSTATION_CONFIG": "env.toml"}, False),
+    ],
+)
+def test_the_cli_finds_the_config_file_the_loader_picks(
+    option: str | None, environ: dict[str, str], local_file: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    monkeypatch.chdir(tmp_path)
+    if local_file:
+        (tmp_path / "mcpstation.toml").write_text("")
+    picked = resolve_config_path(option, environ=environ)
+    assert config_path_of(option, environ) == (picked.resolve() if picked is not None else None)
+
+
+def test_every_outcome_has_an_exit_code():
+    assert set(OUTCOME_EXIT) == set(Outcome)
 
 
 def test_held_states_are_the_states_that_are_held():
@@ -96,6 +125,18 @@ def test_claimed_socket_is_private_and_only_one_station_holds_it(tmp_path: Path)
     again = ControlSocket.claim(tmp_path)  # released with the first
     assert again is not None
     again.close()
+
+
+def test_a_running_station_says_which_config_it_runs(tmp_path: Path):
+    config = tmp_path / "project" / "mcpstation.toml"
+    for runs, said in ((config, config), (None, None)):
+        claimed = ControlSocket.claim(tmp_path, config=runs)
+        assert claimed is not None
+        try:
+            lookup = find_station(tmp_path)
+            assert lookup.found is Found.RUNNING and lookup.said_config and lookup.config == said
+        finally:
+            claimed.close()
 
 
 def _leave_stale_socket(data_dir: Path) -> Path:
@@ -143,8 +184,9 @@ async def _scope_caller(scope_fields: dict[str, Any], control: str, headers: lis
     async def app(scope: Scope, receive: Receive, send: Send) -> None:
         seen["caller"] = scope.get(CALLER_SCOPE_KEY)
 
-    guard = AccessGuard(app, store=None, local_dev=LocalDev(None, "0.0.0.0"), allowed_hosts=["127.0.0.1:8765"],
-                        control_socket=control)  # fmt: skip
+    authenticator = Authenticator(store=None, local_dev=LocalDev(None, "0.0.0.0"), allowed_hosts=["127.0.0.1:8765"],
+                                  control_socket=control)  # fmt: skip
+    guard = AccessGuard(app, authenticator=authenticator)
     scope = {"type": "http", "path": "/api/mcp/servers", "headers": headers, "query_string": b"", **scope_fields}
 
     async def receive() -> dict[str, Any]:

@@ -17,6 +17,7 @@ from mcpstation.config import (
     parse_config,
 )
 from mcpstation.config._inputs import InputSpec
+from mcpstation.config.clients import FoundFile, ImportStatus, import_servers
 from mcpstation.errors import ConfigError, MissingVariablesError
 
 CLIENTS = Path(__file__).parents[1] / "fixtures" / "clients"
@@ -137,7 +138,9 @@ def test_roo_code_relative_cwd_is_the_workspace() -> None:
 
 def test_zed_custom_servers_in_both_shapes_and_extensions_left_to_zed() -> None:
     config = load("zed/zed/settings.json")
-    assert [spec.name for spec in config.servers] == ["notes", "archive", "web"]
+    assert [spec.name for spec in config.servers] == ["notes", "archive", "mcp-server-github", "web"]
+    extension = config.server("mcp-server-github")  # listed, with why mcpstation does not run it
+    assert not extension.enabled and extension.unusable == "a Zed extension's server (extension); Zed starts it itself"
     archive = config.server("archive")
     assert isinstance(archive, StdioServerSpec) and archive.command == "python3"
     assert secret(archive.env, "ARCHIVE_DIR") == "/tmp"
@@ -186,7 +189,12 @@ def test_continue_secrets_are_expanded_in_servers_only() -> None:
 
 def test_goose_extensions_builtins_skipped_env_keys_required() -> None:
     config = load("goose/goose/config.yaml")
-    assert [(spec.name, spec.title) for spec in config.servers] == [("notes", "Team notes"), ("web", "web")]
+    listed = [(spec.name, spec.title, spec.unusable) for spec in config.servers]
+    assert listed == [
+        ("developer", "developer", "a goose builtin extension; it runs inside goose"),
+        ("notes", "Team notes", None),
+        ("web", "web", None),
+    ]
     notes = config.server("notes")
     assert isinstance(notes, StdioServerSpec) and notes.call_timeout_s == 300
     assert secret(notes.env, "DEMO_TOKEN") == "tok-123" and secret(notes.env, "NOTES_DIR") == "/tmp"
@@ -270,3 +278,47 @@ def test_forced_client_reads_a_file_of_any_name() -> None:
 def test_native_toml_stays_strict() -> None:
     with pytest.raises(ConfigError, match=r"servers\.a\.comand: unknown key\. Did you mean 'command'\?"):
         parse_config('[servers.a]\ncomand = "x"\n', fmt="toml", source="mcpstation.toml", environ={})
+
+
+# -- one server at a time ---------------------------------------------------------------------------
+
+
+def test_an_entry_that_cannot_be_read_is_listed_and_the_others_load(caplog: pytest.LogCaptureFixture) -> None:
+    text = (
+        '{"mcpServers": {\n'
+        '  "ok": {"command": "uvx", "args": ["mcp-server-time"]},\n'
+        '  "wrong": {"command": "x", "timeout": "30s"},\n'
+        '  "typed": {"command": 5},\n'
+        '  "unset": {"command": "x", "env": {"K": "${env:NOT_SET_HERE}"}}\n'
+        "}}\n"
+    )
+    with caplog.at_level(logging.WARNING, logger="mcpstation.config"):
+        config = parse_config(text, fmt="json", source="/p/.gemini/settings.json", environ={})
+    ok, wrong, typed, unset = config.servers
+    assert ok.enabled and ok.unusable is None
+    assert not wrong.enabled and wrong.unusable is not None
+    assert wrong.unusable.startswith("/p/.gemini/settings.json:3: mcpServers.wrong.timeout: expected a number")
+    assert typed.unusable is not None and "mcpServers.typed.command: Input should be a valid string" in typed.unusable
+    assert typed.target == "(none)" and wrong.target == "x"  # listed by what the file writes; wrong values left out
+    assert unset.unusable is not None and "NOT_SET_HERE" in unset.unusable and unset.target == "x"
+    assert "'unset' cannot run and is left out" in caplog.text
+
+
+def test_a_file_none_of_whose_servers_can_run_is_refused_as_before() -> None:
+    text = '{"mcpServers": {"a": {"command": "x", "timeout": "30s"}, "b": {"command": "x", "env": {"K": "${B}"}}}}'
+    with pytest.raises(ConfigError, match=r"mcpServers\.a\.timeout: expected a number"):
+        parse_config(text, fmt="json", source="/p/.gemini/settings.json", environ={})
+    only_off = '{"mcpServers": {"a": {"command": "${A}"}, "off": {"command": "x", "disabled": true}}}'
+    with pytest.raises(MissingVariablesError, match="A"):
+        parse_config(only_off, fmt="json", source="/p/.mcp.json", environ={})
+
+
+def test_an_import_keeps_the_readable_servers_of_a_file_with_a_bad_one(tmp_path: Path) -> None:
+    path = tmp_path / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"mcpServers": {"a": {"command": "uvx"}, "b": {"command": "x", "envFile": 5}}}')
+    result = import_servers([FoundFile("cursor", "Cursor", path, "project")], environ={}, project=str(tmp_path))
+    assert not result.failed
+    decided = {server.name: (server.status, server.reason) for server in result.servers}
+    assert decided["a"] == (ImportStatus.IMPORTED, None)
+    assert decided["b"][0] is ImportStatus.INVALID and "mcpServers.b.envFile" in str(decided["b"][1])

@@ -26,7 +26,7 @@ START_TIMEOUT_S = 120.0  # every server of one file on a loaded 2-core machine
 SERVER_START_S = 60.0  # one stdio demo server (a Python interpreter importing the SDK) under load
 DEMO_TOKEN = "demo-token-value"
 
-# fixture → the state of each server the station knows from it (skipped ones are not there).
+# fixture → the state of each server the station knows from it (one the client runs itself is REFUSED, with why).
 EXPECTED: dict[str, dict[str, str]] = {
     "claude-desktop/claude_desktop_config.json": {"notes": "READY", "weather": "READY"},
     "claude-code/.mcp.json": {"demo": "READY", "web": "READY"},
@@ -37,7 +37,7 @@ EXPECTED: dict[str, dict[str, str]] = {
     "windsurf/mcp_config.json": {"search": "READY", "notes": "READY", "legacy": "DISABLED"},
     "cline/cline_mcp_settings.json": {"notes": "READY", "events": "READY", "web": "READY"},
     "roo-code/.roo/mcp.json": {"notes": "READY", "web": "READY"},
-    "zed/zed/settings.json": {"notes": "READY", "archive": "READY", "web": "DISABLED"},
+    "zed/zed/settings.json": {"notes": "READY", "archive": "READY", "mcp-server-github": "REFUSED", "web": "DISABLED"},
     "codex/.codex/config.toml": {"notes": "READY", "docs": "DISABLED"},
     "gemini-cli/.gemini/settings.json": {
         "notes": "READY",
@@ -46,7 +46,7 @@ EXPECTED: dict[str, dict[str, str]] = {
         "experimental": "DISABLED",
     },
     "continue/.continue/config.yaml": {"Notes": "READY", "Web": "READY"},
-    "goose/goose/config.yaml": {"notes": "READY", "web": "DISABLED"},
+    "goose/goose/config.yaml": {"developer": "REFUSED", "notes": "READY", "web": "DISABLED"},
     "librechat/librechat.yaml": {"notes": "READY", "events": "READY", "web": "READY"},
 }
 
@@ -76,3 +76,41 @@ async def test_client_file_loads_and_starts_its_servers(fixture: str, demo_urls:
             assert states == EXPECTED[fixture], station.status().to_dict()
             ready = {name for name, state in states.items() if state == "READY"}
             assert ready <= {tool.server for tool in station.tools}, "a READY server offers no tool"
+
+
+VS_CODE_WITH_BAD_ENTRIES = """{
+  "inputs": [{"type": "promptString", "id": "api-key", "description": "API key", "password": true}],
+  "servers": {
+    "demo": {"type": "stdio", "command": "python3", "args": ["-m", "mcpstation.testing.demo_server"],
+             "envFile": "${workspaceFolder}/.env"},
+    "asks": {"type": "stdio", "command": "python3", "args": ["-m", "mcpstation.testing.demo_server"],
+             "env": {"API_KEY": "${input:api-key}"}},
+    "good": {"type": "stdio", "command": "python3", "args": ["-m", "mcpstation.testing.demo_server"]}
+  }
+}
+"""
+
+
+async def test_one_entry_that_cannot_run_never_refuses_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent) + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.delenv("MCPSTATION_INPUT_API_KEY", raising=False)
+    folder = tmp_path / "project" / ".vscode"
+    folder.mkdir(parents=True)
+    (folder / "mcp.json").write_text(VS_CODE_WITH_BAD_ENTRIES)
+    config = load_config(folder / "mcp.json", ask=None)  # nobody to ask: no terminal
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with Station(config) as station:
+            status = {entry.name: entry for entry in station.status().servers}
+            assert (await station.call_tool("mcp_good_add", {"a": 1, "b": 2})).ok
+    assert {name: entry.state for name, entry in status.items()} == {
+        "demo": "REFUSED",
+        "asks": "REFUSED",
+        "good": "READY",
+    }
+    demo, asks = status["demo"].error, status["asks"].error
+    assert demo is not None and "servers.demo.envFile: cannot read the env file" in demo
+    assert str(tmp_path / "project" / ".env") in demo
+    assert asks is not None and "input 'api-key' ('API key') has no value" in asks
+    assert status["demo"].target == "python3 -m mcpstation.testing.demo_server"

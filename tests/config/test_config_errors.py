@@ -144,3 +144,22 @@ def test_repr_of_a_config_hides_secrets(tmp_path: Path) -> None:
     assert SECRET not in repr(config)
     assert SECRET not in str(config)
     assert SECRET not in config.model_dump_json()
+
+
+def test_a_near_miss_of_a_clients_root_key_suggests_that_key() -> None:
+    text = '{\n  "mcpServer": {\n    "fs": {"command": "npx"}\n  }\n}\n'
+    message = error_of(text, "json", "mcp.json")
+    assert message.startswith("mcp.json:2: mcpServer: unknown key. Did you mean 'mcpServers'?")
+    assert "Did you mean 'servers'" not in message
+    assert "Did you mean 'servers'?" in error_of('{"server": {}}', "json", "mcp.json")  # ours still ours
+
+
+def test_a_misspelt_root_key_in_a_named_client_file_is_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    text = '{"mcpServer": {"fs": {"command": "npx"}}, "theme": "dark"}'
+    with caplog.at_level(logging.WARNING, logger="mcpstation.config"):
+        config = parse_config(text, fmt="json", source="claude_desktop_config.json", environ={})
+    assert config.servers == ()
+    (record,) = caplog.records
+    assert record.getMessage() == (
+        "claude_desktop_config.json: mcpServer: not a key Claude Desktop knows; ignored. Did you mean 'mcpServers'?"
+    )

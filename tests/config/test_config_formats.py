@@ -16,6 +16,7 @@ from mcpstation.config import (
     load_config,
     parse_config,
 )
+from mcpstation.errors import ConfigError
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "configs"
 ENV = {
@@ -164,3 +165,18 @@ def test_empty_files_give_an_empty_config() -> None:
     for fmt in ("toml", "yaml"):
         config = parse_config("", fmt=fmt)  # type: ignore[arg-type]
         assert config.servers == () and config.enabled
+
+
+def test_a_jsonc_file_loads_as_json_with_comments(tmp_path: Path) -> None:
+    native = tmp_path / "servers.jsonc"
+    native.write_text(
+        '// our servers\n{\n  "servers": {\n    "demo": {"command": "/usr/bin/true", /* no args */},\n  },\n}\n'
+    )
+    assert load_config(native, environ={}).server("demo").target == "/usr/bin/true"
+    claude = tmp_path / "claude.jsonc"
+    claude.write_text('{\n  // Claude\n  "mcpServers": {"fs": {"command": "/usr/bin/true", "args": ["x",],},},\n}\n')
+    assert load_config(claude, environ={}).server("fs").target == "/usr/bin/true x"
+    broken = tmp_path / "broken.jsonc"
+    broken.write_text('{\n  // fine\n  "servers": {\n    "demo": {"command": }\n  }\n}\n')
+    with pytest.raises(ConfigError, match=r"broken\.jsonc:4: invalid JSON"):
+        load_config(broken, environ={})

@@ -179,8 +179,11 @@ def test_duplicate_and_missing_names_are_usage_errors(tmp_path: Path) -> None:
 
 
 def test_unsupported_shapes_and_formats_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"edits \.json and \.toml"):
-        ServerFileEditor(tmp_path / "config.yaml")
+    with pytest.raises(ConfigError, match=r"edits \.json, \.jsonc, \.toml and \.yaml server files, not \.ini"):
+        ServerFileEditor(tmp_path / "config.ini")
+    seed003 = _copy(tmp_path, "seed003.yaml")  # a YAML `mcp:` block
+    with pytest.raises(ConfigError, match="`mcp` block"):
+        ServerFileEditor(seed003).add({"name": "x", "command": "uvx"})
     seed000 = _copy(tmp_path, "seed000.toml")
     with pytest.raises(ConfigError, match="`mcp` block"):
         ServerFileEditor(seed000).add({"name": "x", "command": "uvx"})
@@ -337,3 +340,24 @@ def test_windsurf_and_gemini_use_their_own_keys_and_switches(tmp_path: Path) -> 
         "events": True,
         "experimental": True,
     }
+
+
+def test_a_jsonc_server_file_is_edited_with_its_comments(tmp_path: Path) -> None:
+    path = tmp_path / "servers.jsonc"
+    path.write_text('{\n  // mine\n  "mcpServers": {\n    "a": {"command": "/usr/bin/true"}, // first\n  },\n}\n')
+    editor = ServerFileEditor(path)
+    editor.add({"name": "b", "command": "/usr/bin/false"})
+    assert [entry.name for entry in editor.list()] == ["a", "b"]
+    assert "// mine" in path.read_text() and "// first" in path.read_text()
+
+
+def test_a_client_file_keeps_its_broken_entry_but_an_edit_never_writes_one(tmp_path: Path) -> None:
+    path = tmp_path / ".cursor" / "mcp.json"
+    path.parent.mkdir()
+    path.write_text('{"mcpServers": {"old": {"command": "x", "envFile": "/nowhere/.env"}}}\n')
+    editor = ServerFileEditor(path)
+    editor.add({"name": "time", "command": "uvx", "args": ["mcp-server-time"]})  # the old entry's problem is its own
+    before = path.read_bytes()
+    with pytest.raises(ConfigError, match=r"not saved: server 'bad' could not run \(.*mcpServers\.bad\.args"):
+        editor.add({"name": "bad", "command": "uvx", "args": "mcp-server-time"})
+    assert path.read_bytes() == before

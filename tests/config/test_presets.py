@@ -1,4 +1,4 @@
-"""Presets: which built-in servers join the config, in what order, and which servers the URL guard wraps."""
+"""Presets: which built-in servers join the config, and in what order."""
 
 from __future__ import annotations
 
@@ -8,12 +8,7 @@ from typing import Any
 import pytest
 
 from mcpstation.config.models import StationConfig, StdioServerSpec, StreamableHttpServerSpec
-from mcpstation.config.presets import (
-    DEFAULT_FETCH_USER_AGENT,
-    EXA_URL,
-    fetch_guard_targets,
-    preset_servers,
-)
+from mcpstation.config.presets import DEFAULT_FETCH_USER_AGENT, EXA_URL, FetchOptions, preset_servers
 
 
 @pytest.fixture(autouse=True)
@@ -28,7 +23,7 @@ def config(**data: Any) -> StationConfig:
 def test_no_presets_enabled_leaves_the_config_alone() -> None:
     base = config(servers=[{"name": "a", "command": "x"}])
     assert [s.name for s in base.servers] == ["a"]
-    assert preset_servers(base) == []
+    assert preset_servers(fetch=None, exa=False, names={"a"}, urls=()) == []
 
 
 def test_presets_are_explicit_in_the_validated_config_and_added_once() -> None:
@@ -36,7 +31,7 @@ def test_presets_are_explicit_in_the_validated_config_and_added_once() -> None:
     assert [s.name for s in base.servers] == ["fetch", "a"]
     again = StationConfig.model_validate(base.model_dump())
     assert [s.name for s in again.servers] == ["fetch", "a"]
-    assert preset_servers(base) == []
+    assert preset_servers(fetch=FetchOptions(), exa=False, names={s.name for s in base.servers}, urls=()) == []
 
 
 def test_enabled_presets_come_first_then_user_servers() -> None:
@@ -109,26 +104,6 @@ def test_user_server_with_the_exa_url_replaces_the_preset() -> None:
     )
     resolved = base
     assert [s.name for s in resolved.servers] == ["websearch"]
-
-
-def test_fetch_guard_targets_name_every_fetch_server() -> None:
-    base = config(
-        presets={"fetch_enabled": True},
-        servers=[
-            {"name": "pypi-fetch", "command": "python3", "args": ["-m", "mcp_server_fetch"]},
-            {"name": "uvx-fetch", "command": "uvx", "args": ["mcp-server-fetch"]},
-            {"name": "script-fetch", "command": "/usr/local/bin/mcp-server-fetch"},
-            {"name": "own", "command": sys.executable, "args": ["-m", "mcpstation.servers.fetch"]},
-            {"name": "files", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem"]},
-            {"name": "remote", "transport": "http", "url": "https://x.example/mcp"},
-        ],
-    )
-    assert fetch_guard_targets(base) == {
-        "fetch", "pypi-fetch", "uvx-fetch", "script-fetch", "own",
-    }  # fmt: skip
-    with_pypi = config(presets={"fetch_enabled": True, "fetch_server": "mcp-server-fetch"})
-    assert fetch_guard_targets(with_pypi) == {"fetch"}
-    assert fetch_guard_targets(config()) == set()
 
 
 def test_policy_rejects_a_bad_cidr() -> None:

@@ -83,6 +83,7 @@ async def call_text(url: str, token: str, tool: str) -> tuple[bool, str]:
 
 
 async def test_standalone_gateway_needs_a_token_and_shows_each_role_its_own_tools(tmp_path: Path):
+    """...and answers with the same security headers as the API (one middleware stack for both apps)."""
     async with await Store.open(data_dir=tmp_path) as store:
         admin, _ = await store.create_token("ops-person", "admin")
         user, _ = await store.create_token("agent", "user")
@@ -90,7 +91,11 @@ async def test_standalone_gateway_needs_a_token_and_shows_each_role_its_own_tool
         async with httpx2.AsyncClient(timeout=30) as http:
             initialize = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
             headers = {"Accept": "application/json, text/event-stream"}
-            assert (await http.post(url, json=initialize, headers=headers)).status_code == 401
+            refused = await http.post(url, json=initialize, headers=headers)
+            assert refused.status_code == 401
+            assert (
+                refused.headers["x-frame-options"] == "DENY" and refused.headers["x-content-type-options"] == "nosniff"
+            )
             wrong = {**headers, "Authorization": "Bearer not-a-token"}
             assert (await http.post(url, json=initialize, headers=wrong)).status_code == 401
         seen_by_user = await tool_names(url, user)

@@ -82,7 +82,8 @@ async def test_the_local_admin_finds_the_admin_only_server_s_tools_too():
             assert [t.name for t in (await client.list_tools()).tools] == ["mcp_git_git_status", *META_TOOLS]
             found = hits(await client.call_tool("mcp_search_tools", {"query": "open a new issue on GitHub"}))
             assert found[0]["name"] == "mcp_github_create_issue"
-            called = await client.call_tool("mcp_call_tool", {"name": "mcp_github_create_issue", "arguments": {}})
+            issue = {"owner": "octo", "repo": "demo", "title": "x"}  # what create_issue requires
+            called = await client.call_tool("mcp_call_tool", {"name": "mcp_github_create_issue", "arguments": issue})
             assert not called.is_error and called.structured_content["server"] == "github"
 
 

@@ -8,6 +8,7 @@ scenario of the official harness through the same module.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import stat
 import time
@@ -19,8 +20,9 @@ import anyio
 import anyio.lowlevel
 import httpx2
 import pytest
-from mcp.client.auth import OAuthFlowError
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError
 from mcp.client.auth.extensions.client_credentials import ClientCredentialsOAuthProvider
+from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl, ValidationError
 
@@ -343,8 +345,18 @@ async def test_client_credentials_use_the_configured_secret(tmp_path: Path) -> N
     world = AuthWorld()
     settings = OAuthSettings(mode="client_credentials", client_id="svc", client_secret="s3cret", issuer=ISSUER)
     auth = oauth_provider_for(spec(settings), storage_dir=tmp_path)
-    assert isinstance(auth, ClientCredentialsOAuthProvider)
+    assert auth is not None and isinstance(auth.provider, ClientCredentialsOAuthProvider)
     with anyio.fail_after(20):
         async with world.client(auth) as http:
             assert (await http.get(RESOURCE)).status_code == 200
     assert world.counts["client_credentials"] == 1 and "register" not in world.counts
+
+
+def test_the_sdk_still_keeps_its_oauth_state_where_station_auth_sets_it() -> None:
+    """`StationAuth` uses only the SDK's public surface: `async_auth_flow` and the provider's `context`.
+    This fails loudly when the SDK renames or drops a context field that `StationAuth` reads or sets."""
+    fields = {field.name for field in dataclasses.fields(OAuthContext)}
+    assert {"current_tokens", "token_expiry_time", "client_info", "client_metadata", "storage", "server_url"} <= fields
+    assert callable(OAuthContext.is_token_valid) and callable(OAuthContext.can_refresh_token)
+    # the httpx2.Auth entry point StationAuth drives is the SDK's own, not httpx2's default
+    assert OAuthClientProvider.async_auth_flow is not httpx2.Auth.async_auth_flow

@@ -93,3 +93,16 @@ async def test_input_that_is_not_an_object_is_answered_and_a_foreign_payload_is_
             await station_anthropic.run_tool_uses(station, [{"type": "tool_use", "input": {}}])
 
     assert results[0]["is_error"] is True and "are a JSON list, not an object" in results[0]["content"][0]["text"]
+
+
+async def test_strict_tools_carry_strict_and_closed_schemas_within_the_budget():
+    async with running_station() as station:
+        tools = station_anthropic.tools(station, strict=True)
+
+    add = next(t for t in tools if t["name"] == "mcp_demo_add")
+    assert add["strict"] is True
+    assert add["input_schema"]["additionalProperties"] is False
+    assert add["input_schema"]["required"] == ["a", "b"]  # optional properties stay optional
+    randoms = next(t for t in tools if t["name"] == "mcp_demo_random_number")
+    assert randoms["input_schema"].get("required", []) == []
+    assert sum(1 for t in tools if t.get("strict")) <= 20

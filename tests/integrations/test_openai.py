@@ -155,3 +155,33 @@ async def test_a_payload_with_no_calls_needs_no_answers_and_a_foreign_one_is_a_c
             await station_openai.run_tool_calls(station, {"type": "message", "content": "hi"})
         with pytest.raises(UsageError, match="needs a string 'id'"):
             await station_openai.run_tool_calls(station, {"tool_calls": [{"type": "function", "function": {}}]})
+
+
+async def test_strict_tools_are_compiled_for_structured_outputs():
+    async with running_station() as station:
+        chat = station_openai.tools(station, strict=True)
+        responses = station_openai.tools(station, api="responses", strict=True)
+
+    add = next(t["function"] for t in chat if t["function"]["name"] == "mcp_demo_add")
+    assert add["strict"] is True
+    assert add["parameters"]["additionalProperties"] is False
+    assert add["parameters"]["required"] == ["a", "b"]
+    randoms = next(t["function"] for t in chat if t["function"]["name"] == "mcp_demo_random_number")
+    assert randoms["parameters"]["required"] == ["min", "max"]  # optional ones too, made nullable
+    assert randoms["parameters"]["properties"]["min"]["type"] == ["integer", "null"]
+    assert next(t for t in responses if t["name"] == "mcp_demo_add")["strict"] is True
+
+
+async def test_nulls_strict_mode_made_the_model_send_never_reach_the_server():
+    # `min` is optional (default 0): strict mode makes the model send null for it. Were it sent on,
+    # the server would refuse null for an integer.
+    completion = _with_call(payload(CHAT), "mcp_demo_random_number", '{"min": null, "max": 0}')
+    response = payload(RESPONSES)
+    first = next(item for item in response["output"] if item["type"] == "function_call")
+    first.update(name="mcp_demo_random_number", arguments='{"min": null, "max": 0}')
+    async with running_station() as station:
+        chat_answer = (await station_openai.run_tool_calls(station, completion))[0]
+        responses_answer = (await station_openai.run_tool_calls(station, response))[0]
+
+    assert chat_answer["content"] == "0"
+    assert responses_answer["output"] == "0"

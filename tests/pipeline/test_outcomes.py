@@ -97,7 +97,7 @@ async def test_prompts_resources_and_completions_carry_outcomes_too(tmp_path: Pa
 
 def test_outcome_tables_of_every_face_cover_every_outcome():
     from mcpstation.api.errors import OUTCOME_STATUS, OUTCOME_TYPE
-    from mcpstation.cli._runner import OUTCOME_EXIT
+    from mcpstation.cli._exits import OUTCOME_EXIT
     from mcpstation.gateway.server import OUTCOME_CODES
 
     for table in (OUTCOME_STATUS, OUTCOME_TYPE, OUTCOME_EXIT, OUTCOME_CODES):

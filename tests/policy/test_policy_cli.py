@@ -140,3 +140,18 @@ def test_policy_app_mounts_under_a_parent_app() -> None:
     assert "deny" in result.stdout
     result = runner.invoke(app, ["policy", "url", "http://localhost/", "--json"])
     assert result.exit_code == 1 and json.loads(result.stdout)["allowed"] is False
+
+
+def test_command_runtime_judges_what_an_allowlisted_package_is_handed(tmp_path: Path) -> None:
+    (tmp_path / "mcpstation.toml").write_text(
+        '[policy]\nallowed_dynamic_stdio_commands = ["uvx"]\nallowed_packages = ["mcp-server-fetch"]\n'
+    )
+    secret = ["command", "--runtime", "--json", "-e", "API_KEY=${OPENAI_API_KEY}", "--", "uvx", "mcp-server-fetch"]
+    refused = runner.invoke(policy_app, secret)
+    assert refused.exit_code == 2 and json.loads(refused.stdout)["rule"] == "host_variable"
+    proxy = ["command", "--runtime", "--json", "-e", "HTTPS_PROXY=http://proxy.attacker.example:8080", "--", "uvx",
+             "mcp-server-fetch"]  # fmt: skip
+    held = runner.invoke(policy_app, proxy)
+    assert held.exit_code == 1 and json.loads(held.stdout)["rule"] == "transport_env"
+    plain = runner.invoke(policy_app, ["command", "--runtime", "--json", "--", "uvx", "mcp-server-fetch"])
+    assert plain.exit_code == 0 and json.loads(plain.stdout)["rule"] == "allowed_package"

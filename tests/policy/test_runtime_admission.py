@@ -93,3 +93,12 @@ def test_the_environment_is_judged_at_admission() -> None:
 def test_a_malformed_allowed_packages_entry_is_a_config_error_naming_it(entry: str) -> None:
     with pytest.raises(ValidationError, match="is not a package name"):
         PolicySettings(allowed_packages=(entry,))
+
+
+def test_a_run_time_server_asking_for_the_stations_variables_needs_a_person() -> None:
+    policy = PolicySettings(allowed_dynamic_stdio_commands=("uvx",), allowed_packages=("mcp-server-time",))
+    assert admit_command(stdio("uvx", "mcp-server-time"), policy).decision is Verdict.ALLOW
+    asking = stdio("uvx", "mcp-server-time", inherit_env=("*",))
+    admission = admit_command(asking, policy)
+    assert (admission.decision, admission.rule) == (Verdict.CONFIRM, Rule.INHERITED_ENV)
+    assert "(*)" in admission.reason

@@ -41,7 +41,8 @@ async def test_connect_the_server_on_a_local_port_in_conversation(tmp_path: Path
                 assert not refused.ok and "not in policy.allowed_dynamic_stdio_commands" in refused.text
                 assert refused.outcome is Outcome.REFUSED
                 outside = await station.call_tool(
-                    "mcp_add_server", {"name": "meta", "transport": "http", "url": "http://169.254.169.254/mcp"}
+                    "mcp_add_server",
+                    {"name": "meta", "transport": "streamable_http", "url": "http://169.254.169.254/mcp"},
                 )
                 assert not outside.ok and "refused" in outside.text
                 removed = await station.call_tool("mcp_remove_server", {"name": "local-api"})

@@ -47,6 +47,10 @@ def found(result: Any) -> list[dict[str, Any]]:
     return list(result.structured["tools"])
 
 
+ISSUE = {"owner": "octo", "repo": "demo", "title": "x"}  # what create_issue requires
+CONVERT = {"source_timezone": "Asia/Shanghai", "time": "15:00", "target_timezone": "America/New_York"}
+
+
 async def test_a_user_never_finds_or_calls_a_tool_of_an_admin_only_server():
     servers = (listed("github", min_role=Role.ADMIN), listed("gitlab"), listed("slack"), listed("git"))
     request = {"query": "open a new issue in the repository", "limit": 20}
@@ -59,11 +63,11 @@ async def test_a_user_never_finds_or_calls_a_tool_of_an_admin_only_server():
             )
             hits = await station.search_tools("create issue", caller=USER, limit=100)
             called = await station.call_tool(
-                "mcp_call_tool", {"name": "mcp_github_create_issue", "arguments": {"title": "x"}}, caller=USER
+                "mcp_call_tool", {"name": "mcp_github_create_issue", "arguments": ISSUE}, caller=USER
             )
-            direct = await station.call_tool("mcp_github_create_issue", {"title": "x"}, caller=USER)
+            direct = await station.call_tool("mcp_github_create_issue", ISSUE, caller=USER)
             as_admin_called = await station.call_tool(
-                "mcp_call_tool", {"name": "mcp_github_create_issue", "arguments": {"title": "x"}}, caller=ADMIN
+                "mcp_call_tool", {"name": "mcp_github_create_issue", "arguments": ISSUE}, caller=ADMIN
             )
     assert as_user and all(hit["server"] != "github" for hit in as_user)
     assert as_user[0]["name"] == "mcp_gitlab_create_issue"
@@ -74,7 +78,7 @@ async def test_a_user_never_finds_or_calls_a_tool_of_an_admin_only_server():
     assert as_admin_called.ok and as_admin_called.structured == {
         "server": "github",
         "tool": "create_issue",
-        "arguments": {"title": "x"},
+        "arguments": ISSUE,
     }
 
 
@@ -204,7 +208,7 @@ async def test_an_anthropic_tool_use_loop_searches_then_calls_through_the_meta_t
                 "type": "tool_use",
                 "id": "u2",
                 "name": "mcp_call_tool",
-                "input": {"name": "mcp_time_convert_time", "arguments": {"source_timezone": "Asia/Shanghai"}},
+                "input": {"name": "mcp_time_convert_time", "arguments": CONVERT},
             },
             {"type": "tool_use", "id": "u3", "name": "mcp_time_get_current_time", "input": {"timezone": "UTC"}},
         ],
@@ -218,7 +222,7 @@ async def test_an_anthropic_tool_use_loop_searches_then_calls_through_the_meta_t
     assert json.loads(called["content"][0]["text"]) == {
         "server": "time",
         "tool": "convert_time",
-        "arguments": {"source_timezone": "Asia/Shanghai"},
+        "arguments": CONVERT,
     }
     assert json.loads(direct["content"][0]["text"])["tool"] == "get_current_time"
     assert not any(block.get("is_error") for block in (searched, called, direct))

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import sqlite3
 import stat
+import subprocess
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -19,13 +22,15 @@ from store_helpers import StoreTarget
 from mcpstation.config.models import StdioServerSpec
 from mcpstation.errors import StoreError, UsageError
 from mcpstation.store import Store, default_data_dir
-from mcpstation.store._engine import WRITE_OPTION, create_engine
+from mcpstation.store._engine import SQLITE_BUSY_TIMEOUT_S, WRITE_OPTION, create_engine
 from mcpstation.store._location import database_url, sqlite_file
 from mcpstation.store._migrate import alembic_config
 from mcpstation.store._schema import METADATA, dynamic_servers
 from mcpstation.store._specs import dump_spec
 
 pytestmark = pytest.mark.anyio
+
+OPEN_TIMEOUT_S = 120.0  # one interpreter importing the store and opening a database, on a loaded machine
 
 
 def _head() -> str | None:
@@ -194,9 +199,6 @@ def test_the_head_read_from_the_files_is_alembics_head() -> None:
 
 
 def test_opening_a_current_database_does_not_load_alembic(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
     url = f"sqlite:///{tmp_path / 'station.db'}"
     program = (
         "import sys, anyio\n"
@@ -210,3 +212,67 @@ def test_opening_a_current_database_does_not_load_alembic(tmp_path: Path) -> Non
     first = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True)
     again = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=60, check=True)
     assert (first.stdout.split(), again.stdout.split()) == (["True"], ["False"])  # migrated once, then only read
+
+
+_OPEN_ONCE = """
+import logging, sys, anyio
+logging.basicConfig(level=logging.INFO, format="%(name)s %(levelname)s %(message)s")
+if sys.argv[2] == "verbose":
+    logging.getLogger("mcpstation").setLevel(logging.DEBUG)
+from mcpstation.store import Store
+async def main():
+    async with await Store.open(sys.argv[1]):
+        pass
+anyio.run(main)
+print("alembic" in sys.modules)
+"""
+
+
+def _open_in_a_process(url: str, mode: str = "quiet") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", _OPEN_ONCE, url, mode], capture_output=True, text=True, timeout=OPEN_TIMEOUT_S
+    )
+
+
+def test_a_first_start_says_one_line_about_its_migration_and_alembic_nothing(tmp_path: Path) -> None:
+    quiet = _open_in_a_process(f"sqlite:///{tmp_path / 'quiet.db'}")
+    assert quiet.returncode == 0, quiet.stderr
+    lines = quiet.stderr.splitlines()
+    assert not [line for line in lines if line.startswith("alembic")], lines
+    assert [line for line in lines if "migrated" in line] == [
+        f"mcpstation.store._migrate INFO store at sqlite+aiosqlite:///{tmp_path / 'quiet.db'} "
+        f"migrated from schema (empty) to {_head()}"
+    ]
+    verbose = _open_in_a_process(f"sqlite:///{tmp_path / 'verbose.db'}", "verbose")  # -v shows Alembic's steps
+    assert any(
+        line.startswith("alembic.runtime.migration INFO Running upgrade") for line in verbose.stderr.splitlines()
+    )
+
+
+def test_simultaneous_first_starts_migrate_once_and_all_open(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", _OPEN_ONCE, url, "quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        for _ in range(4)
+    ]
+    outputs = [process.communicate(timeout=OPEN_TIMEOUT_S) for process in processes]
+    assert [process.returncode for process in processes] == [0, 0, 0, 0], [err for _, err in outputs]
+    assert sorted(out.split()[-1] for out, _ in outputs) == ["False", "False", "False", "True"]  # one ran Alembic
+    assert sum("migrated from schema (empty)" in err for _, err in outputs) == 1
+
+
+async def test_opening_a_current_database_waits_for_no_writer(tmp_path: Path) -> None:
+    target = StoreTarget("sqlite", None, tmp_path / "data", None)
+    async with await target.open():
+        pass
+    writer = sqlite3.connect(tmp_path / "data" / "mcpstation.db", isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")  # another station in the middle of a write
+        with anyio.fail_after(SQLITE_BUSY_TIMEOUT_S / 2):  # a write lock at open would wait out the busy timeout
+            async with await target.open() as store:
+                assert await store.schema_revision() == _head()
+    finally:
+        writer.execute("ROLLBACK")
+        writer.close()

@@ -10,7 +10,7 @@ await ApiServer(app).serve(sockets=[sock])
 from mcpstation.api.app import DEFAULT_API_HOST, DEFAULT_API_PORT, build_app, build_gateway_app
 from mcpstation.api.auth import (
     LOCAL_DEV_WARNING,
-    AccessGuard,
+    Authenticator,
     LocalDev,
     allowed_hosts_for,
     check_bind,
@@ -19,6 +19,7 @@ from mcpstation.api.auth import (
 )
 from mcpstation.api.control import build_control_app
 from mcpstation.api.metrics import MetricsLayer, render_metrics
+from mcpstation.api.middleware import AccessGuard, middleware_stack
 from mcpstation.api.serve import ApiServer, bind_socket, bound_port
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "LOCAL_DEV_WARNING",
     "AccessGuard",
     "ApiServer",
+    "Authenticator",
     "LocalDev",
     "MetricsLayer",
     "allowed_hosts_for",
@@ -38,5 +40,6 @@ __all__ = [
     "check_bind",
     "is_control_request",
     "is_loopback",
+    "middleware_stack",
     "render_metrics",
 ]

@@ -3,11 +3,7 @@ at `/mcp` and the web console at `/`, as one Starlette app.
 
 Every handler calls the `Station`'s own methods, so the API follows the same rules, allowlists
 and command policy as the CLI and the LLM's management tools. The route table below is also what
-`/openapi.json` is built from.
-
-Long because every route lives here as a short method over the same `Station` and the same error
-mapping, so the routes read as one table; models, auth, errors, events and the control routes are
-its sibling modules.
+`/openapi.json` is built from. Who may ask is `auth`'s rule, applied by `middleware`.
 """
 
 from __future__ import annotations
@@ -25,19 +21,18 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
-from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpstation.api import models as m
-from mcpstation.api.auth import AccessGuard, LocalDev, allowed_hosts_for, caller_of, require_role
+from mcpstation.api.auth import Authenticator, LocalDev, allowed_hosts_for, caller_of, require_role
 from mcpstation.api.errors import ApiError, error_response, from_station_error, not_found, outcome_error, status_for
 from mcpstation.api.events import EventStreams
 from mcpstation.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from mcpstation.api.metrics import MetricsLayer, exposition
+from mcpstation.api.middleware import RoleGate, middleware_stack
 from mcpstation.api.openapi import Operation, Param, openapi_document
 from mcpstation.api.redaction import Redactor, secret_values
 from mcpstation.catalog import CatalogTool
@@ -60,16 +55,6 @@ AUDIT_MAX_LIMIT = 1000
 AUDIT_KINDS = ("all", "calls", "actions")
 ANSWER_RESULT = "result"  # `?answer=result`: the typed result body whatever the outcome, not-found included
 STATIC_DIR = Path(__file__).parent / "static"
-SECURITY_HEADERS: tuple[tuple[bytes, bytes], ...] = (
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"no-referrer"),
-    (b"x-frame-options", b"DENY"),
-    (
-        b"content-security-policy",
-        b"default-src 'self'; img-src 'self' data:; media-src 'self' data:; style-src 'self'; "
-        b"script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-    ),
-)
 
 
 def _package_version() -> str:
@@ -172,9 +157,7 @@ class _Api:
         name = _name(request)
         if name not in self.station.connections:
             raise not_found(f"server {name!r} is not running (enable or approve it first)", server=name)
-        if self.station.store is not None:
-            await self.station.store.record_action("reconnect", actor=caller_of(request).actor, server=name)
-        await self.station.reconnect(name)
+        await self.station.reconnect(name, actor=caller_of(request).actor)
         connection = self.station.connections.get(name)
         ready = connection is not None and connection.is_ready
         state = str(connection.state) if connection is not None else "STOPPED"
@@ -187,10 +170,7 @@ class _Api:
 
     async def reconnect_servers(self, request: Request, _: None) -> Reply:
         name = request.query_params.get("server") or None
-        names = await self.station.reconnect(name, failed_only=name is None)
-        if self.station.store is not None:
-            for reconnected in names:
-                await self.station.store.record_action("reconnect", actor=caller_of(request).actor, server=reconnected)
+        names = await self.station.reconnect(name, failed_only=name is None, actor=caller_of(request).actor)
         return Reply(m.ReconnectBody.model_validate({"reconnected": names, **self.station.status().to_dict()}))
 
     async def approve_tool(self, request: Request, _: None) -> Reply:
@@ -662,47 +642,6 @@ def _endpoint(api: _Api, route: _Route) -> Callable[[Request], Awaitable[Respons
     return endpoint
 
 
-class _RoleGate:
-    """ASGI wrapper: only callers whose role reaches `role` reach `app` (the gateway)."""
-
-    def __init__(self, app: ASGIApp, role: Role) -> None:
-        self.app = app
-        self.role = role
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            require_role(Request(scope), self.role)
-        except ApiError as exc:
-            await error_response(exc)(scope, receive, send)
-            return
-        await self.app(scope, receive, send)
-
-
-class _SecurityHeaders:
-    """ASGI middleware adding `SECURITY_HEADERS` (and `no-store` on API answers) to every response."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        api = not scope["path"].startswith("/static/") and scope["path"] != "/"
-
-        async def with_headers(message: Any) -> None:
-            if message["type"] == "http.response.start":
-                headers = list(message.get("headers", []))
-                present = {k.lower() for k, _ in headers}
-                headers.extend((k, v) for k, v in SECURITY_HEADERS if k not in present)
-                if api and b"cache-control" not in present:
-                    headers.append((b"cache-control", b"no-store"))
-                message = {**message, "headers": headers}
-            await send(message)
-
-        await self.app(scope, receive, with_headers)
-
-
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
@@ -752,7 +691,7 @@ def build_app(
         gateway_app = gateway_asgi_app(
             station, allowed_hosts=list(hosts), allowed_origins=origins, instrument=instrument
         )
-        routes.append(Route(GATEWAY_PATH, _RoleGate(gateway_app, Role.USER), methods=["GET", "POST", "DELETE"]))
+        routes.append(Route(GATEWAY_PATH, RoleGate(gateway_app, Role.USER), methods=["GET", "POST", "DELETE"]))
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -766,17 +705,15 @@ def build_app(
 
     app = Starlette(
         routes=routes,
-        middleware=[
-            Middleware(_SecurityHeaders),
-            Middleware(
-                AccessGuard,
+        middleware=middleware_stack(
+            Authenticator(
                 store=station.store,
                 local_dev=local_dev,
                 allowed_hosts=hosts,
                 public_health=public_health,
                 control_socket=control_socket,
-            ),
-        ],
+            )
+        ),
         exception_handlers={HTTPException: _http_error},
         lifespan=lifespan,
     )
@@ -796,8 +733,9 @@ def build_gateway_app(
     relay: GatewayRelay | None = None,
     instrument: GatewayInstrument | None = None,
 ) -> Starlette:
-    """The gateway alone (`mcpstation gateway --host --port`), behind the same access guard as the API:
-    Host and Origin checks, then bearer tokens, each request running as its token's caller."""
+    """The gateway alone (`mcpstation gateway --host --port`), behind the same middlewares as the API
+    (`middleware.middleware_stack`): security headers; Host and Origin checks, then bearer tokens,
+    each request running as its token's caller."""
     hosts = allowed_hosts_for(host, port, allowed_hosts)
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
     app = gateway_asgi_app(
@@ -809,5 +747,7 @@ def build_gateway_app(
         relay=relay,
         instrument=instrument,
     )
-    app.add_middleware(AccessGuard, store=station.store, local_dev=LocalDev(station.store, host), allowed_hosts=hosts)
+    authenticator = Authenticator(store=station.store, local_dev=LocalDev(station.store, host), allowed_hosts=hosts)
+    for middleware in reversed(middleware_stack(authenticator)):  # add_middleware puts each outermost
+        app.add_middleware(middleware.cls, *middleware.args, **middleware.kwargs)
     return app

@@ -36,11 +36,11 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import parse_qs
 
 from starlette.requests import Request
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import Scope
 
-from mcpstation.api.errors import ApiError, error_response, forbidden, from_station_error, unauthorized
+from mcpstation.api.errors import ApiError, forbidden, unauthorized
 from mcpstation.config.models import Role
-from mcpstation.errors import StoreError, UsageError
+from mcpstation.errors import UsageError
 from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller, Face
 from mcpstation.store import Store
 
@@ -175,12 +175,11 @@ class LocalDev:
         return True
 
 
-class AccessGuard:
-    """ASGI middleware: Host, Origin, then token; sets the request's `Caller` in its scope."""
+class Authenticator:
+    """Who is asking: Host, Origin, then token; `admit` answers with the request's `Caller`."""
 
     def __init__(
         self,
-        app: ASGIApp,
         *,
         store: Store | None,
         local_dev: LocalDev,
@@ -188,7 +187,6 @@ class AccessGuard:
         public_health: bool = False,
         control_socket: str | None = None,
     ) -> None:
-        self.app = app
         self.control_socket = control_socket
         self.store = store
         self.local_dev = local_dev
@@ -196,25 +194,14 @@ class AccessGuard:
         self.allowed_origins = frozenset(f"{scheme}://{h}" for h in self.allowed_hosts for scheme in ("http", "https"))
         self.public_health = public_health
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "lifespan":
-            await self.app(scope, receive, send)
-            return
-        if scope["type"] != "http":  # websockets: nothing is served over them
-            return
-        try:
-            caller = await self._admit(scope)
-        except ApiError as exc:
-            await error_response(exc)(scope, receive, send)
-            return
-        except StoreError as exc:  # a token could not be checked: the same answer a handler gives
-            await error_response(from_station_error(exc))(scope, receive, send)
-            return
-        if caller is not None:
-            scope[CALLER_SCOPE_KEY] = caller
-        await self.app(scope, receive, send)
+    async def admit(self, scope: Scope) -> Caller | None:
+        """The caller of the HTTP request `scope`; None for a public path asked without a token.
 
-    async def _admit(self, scope: Scope) -> Caller | None:
+        Raises:
+            ApiError: 421 for a foreign Host, 403 for a foreign Origin or site, 401 for a missing
+                or bad token, 400 for a control-socket actor that is not a plain name.
+            StoreError: the token could not be checked.
+        """
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
         if self.control_socket is not None and is_control_request(scope, self.control_socket):
             return control_caller(headers)

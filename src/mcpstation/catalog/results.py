@@ -12,7 +12,7 @@ import binascii
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, ClassVar, Self
 
 import mcp_types as types
 
@@ -23,23 +23,74 @@ ResourceContents = types.TextResourceContents | types.BlobResourceContents
 
 
 @dataclass(frozen=True, slots=True)
-class ToolResult:
-    """What a tool call produced, successful or not."""
+class Result:
+    """What every request's result has, whatever its kind: the typed `outcome`, the `name` the caller
+    asked for (a public name or a URI), the owning `server` when it resolved, `error` when it failed,
+    how long it took, and the server's own JSON-RPC error when one was the cause."""
 
     outcome: Outcome
     name: str
     server: str | None
-    tool: str | None
-    content: tuple[ContentBlock, ...] = ()
-    structured: dict[str, Any] | None = None
-    error: str | None = None
-    duration_s: float = 0.0
-    raw: types.CallToolResult | None = field(default=None, repr=False, compare=False)
-    upstream_error: types.ErrorData | None = field(default=None, repr=False, compare=False)
+    error: str | None = field(default=None, kw_only=True)
+    duration_s: float = field(default=0.0, kw_only=True)
+    upstream_error: types.ErrorData | None = field(default=None, kw_only=True, repr=False, compare=False)
+
+    NAME_KEY: ClassVar[str] = "name"  # what `to_dict` calls `name` (resources say `uri`)
 
     @property
     def ok(self) -> bool:
         return self.outcome is Outcome.OK
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON shape of `mcpstation ... --json` and the HTTP API: the common keys and the kind's own."""
+        return {
+            "ok": self.ok,
+            "outcome": str(self.outcome),
+            self.NAME_KEY: self.name,
+            "server": self.server,
+            **self._details(),
+            "duration_s": round(self.duration_s, 6),
+            "error": self.error,
+        }
+
+    def _details(self) -> dict[str, Any]:
+        """The keys of this kind's own fields in `to_dict`."""
+        return {}
+
+    def content_bytes(self) -> int | None:
+        """Bytes of what the answer carries as sent (the size the bounds judge); None when it carries nothing."""
+        return None
+
+    def capped(self, max_bytes: int, *, size: int | None = None) -> Self:
+        """This result cut to about `max_bytes`; a kind whose content is never cut returns itself."""
+        return self
+
+    @classmethod
+    def failure(
+        cls,
+        name: str,
+        outcome: Outcome,
+        error: str,
+        *,
+        server: str | None = None,
+        target: str | None = None,
+        duration_s: float = 0.0,
+        structured: dict[str, Any] | None = None,
+        upstream_error: types.ErrorData | None = None,
+    ) -> Self:
+        """A result for a request that produced no usable answer. `target` is the owner's own name of
+        the entry (kinds that keep one), `structured` the data a tool result carries to the LLM."""
+        return cls(outcome, name, server, error=error, duration_s=duration_s, upstream_error=upstream_error)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolResult(Result):
+    """What a tool call produced, successful or not."""
+
+    tool: str | None
+    content: tuple[ContentBlock, ...] = ()
+    structured: dict[str, Any] | None = None
+    raw: types.CallToolResult | None = field(default=None, kw_only=True, repr=False, compare=False)
 
     @property
     def text(self) -> str:
@@ -51,22 +102,18 @@ class ToolResult:
             parts.append(json.dumps(self.structured, ensure_ascii=False, sort_keys=True))
         return "\n".join(parts)
 
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON shape of `mcpstation call --json` and the HTTP API."""
+    def _details(self) -> dict[str, Any]:
         return {
-            "ok": self.ok,
-            "outcome": str(self.outcome),
-            "name": self.name,
+            "tool": self.tool,
             "text": self.text,
             "content": [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in self.content],
             "structured": self.structured,
-            "server": self.server,
-            "tool": self.tool,
-            "duration_s": round(self.duration_s, 6),
-            "error": self.error,
         }
 
-    def capped(self, max_bytes: int, *, size: int | None = None) -> ToolResult:
+    def content_bytes(self) -> int:
+        return content_size(self.content)
+
+    def capped(self, max_bytes: int, *, size: int | None = None) -> Self:
         """This result with its content cut to about `max_bytes`, head and tail kept, marked.
 
         Text is cut in the middle with a marker saying how much went; binary items that do not
@@ -99,22 +146,15 @@ class ToolResult:
         error: str,
         *,
         server: str | None = None,
-        tool: str | None = None,
+        target: str | None = None,
         duration_s: float = 0.0,
         structured: dict[str, Any] | None = None,
         upstream_error: types.ErrorData | None = None,
-    ) -> ToolResult:
-        """A result for a call that never produced a usable server answer."""
+    ) -> Self:
         return cls(
-            outcome=outcome,
-            name=name,
-            server=server,
-            tool=tool,
-            error=error,
-            duration_s=duration_s,
-            structured=structured,
+            outcome, name, server, target, structured=structured, error=error, duration_s=duration_s,
             upstream_error=upstream_error,
-        )
+        )  # fmt: skip
 
     @classmethod
     def from_sdk(cls, raw: types.CallToolResult, *, name: str, server: str, tool: str, duration_s: float) -> ToolResult:
@@ -125,12 +165,12 @@ class ToolResult:
             texts = [b.text for b in content if isinstance(b, types.TextContent)]
             error = "\n".join(texts) or f"tool {tool!r} on server {server!r} reported an error"
         return cls(
-            outcome=Outcome.TOOL_ERROR if raw.is_error else Outcome.OK,
-            name=name,
-            server=server,
-            tool=tool,
-            content=content,
-            structured=raw.structured_content,
+            Outcome.TOOL_ERROR if raw.is_error else Outcome.OK,
+            name,
+            server,
+            tool,
+            content,
+            raw.structured_content,
             error=error,
             duration_s=duration_s,
             raw=raw,
@@ -138,168 +178,112 @@ class ToolResult:
 
 
 @dataclass(frozen=True, slots=True)
-class PromptResult:
+class PromptResult(Result):
     """What `prompts/get` produced: the prompt's messages, or why there are none."""
 
-    outcome: Outcome
-    name: str
-    server: str | None
     prompt: str | None
     description: str | None = None
     messages: tuple[types.PromptMessage, ...] = ()
-    error: str | None = None
-    duration_s: float = 0.0
-    raw: types.GetPromptResult | None = field(default=None, repr=False, compare=False)
-    upstream_error: types.ErrorData | None = field(default=None, repr=False, compare=False)  # the server's own
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome is Outcome.OK
+    raw: types.GetPromptResult | None = field(default=None, kw_only=True, repr=False, compare=False)
 
     @classmethod
     def from_sdk(
         cls, raw: types.GetPromptResult, *, name: str, server: str, prompt: str, duration_s: float
     ) -> PromptResult:
         return cls(
-            outcome=Outcome.OK,
-            name=name,
-            server=server,
-            prompt=prompt,
-            description=raw.description,
-            messages=tuple(raw.messages),
-            duration_s=duration_s,
-            raw=raw,
+            Outcome.OK, name, server, prompt, raw.description, tuple(raw.messages), duration_s=duration_s, raw=raw
         )
 
-    def to_dict(self) -> dict[str, Any]:
+    @classmethod
+    def failure(
+        cls,
+        name: str,
+        outcome: Outcome,
+        error: str,
+        *,
+        server: str | None = None,
+        target: str | None = None,
+        duration_s: float = 0.0,
+        structured: dict[str, Any] | None = None,
+        upstream_error: types.ErrorData | None = None,
+    ) -> Self:
+        return cls(outcome, name, server, target, error=error, duration_s=duration_s, upstream_error=upstream_error)
+
+    def _details(self) -> dict[str, Any]:
         return {
-            "ok": self.ok,
-            "outcome": str(self.outcome),
-            "name": self.name,
-            "server": self.server,
             "prompt": self.prompt,
             "description": self.description,
             "messages": [m.model_dump(mode="json", by_alias=True, exclude_none=True) for m in self.messages],
-            "duration_s": round(self.duration_s, 6),
-            "error": self.error,
         }
+
+    def content_bytes(self) -> int:
+        return sum(content_size((message.content,)) for message in self.messages)
 
 
 @dataclass(frozen=True, slots=True)
-class ResourceResult:
-    """What `resources/read` produced: the resource's contents, or why there are none."""
+class ResourceResult(Result):
+    """What `resources/read` produced: the resource's contents, or why there are none (`name` is the URI)."""
 
-    outcome: Outcome
-    uri: str
-    server: str | None
     contents: tuple[ResourceContents, ...] = ()
-    error: str | None = None
-    duration_s: float = 0.0
-    raw: types.ReadResourceResult | None = field(default=None, repr=False, compare=False)
-    upstream_error: types.ErrorData | None = field(default=None, repr=False, compare=False)  # the server's own
+    raw: types.ReadResourceResult | None = field(default=None, kw_only=True, repr=False, compare=False)
+
+    NAME_KEY: ClassVar[str] = "uri"
 
     @property
-    def ok(self) -> bool:
-        return self.outcome is Outcome.OK
-
-    @property
-    def name(self) -> str:
-        return self.uri
+    def uri(self) -> str:
+        return self.name
 
     @classmethod
     def from_sdk(cls, raw: types.ReadResourceResult, *, uri: str, server: str, duration_s: float) -> ResourceResult:
-        return cls(
-            outcome=Outcome.OK, uri=uri, server=server, contents=tuple(raw.contents), duration_s=duration_s, raw=raw
-        )
+        return cls(Outcome.OK, uri, server, tuple(raw.contents), duration_s=duration_s, raw=raw)
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "outcome": str(self.outcome),
-            "uri": self.uri,
-            "server": self.server,
-            "contents": [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in self.contents],
-            "duration_s": round(self.duration_s, 6),
-            "error": self.error,
-        }
+    def _details(self) -> dict[str, Any]:
+        return {"contents": [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in self.contents]}
+
+    def content_bytes(self) -> int:
+        return resource_contents_size(self.contents)
 
 
 @dataclass(frozen=True, slots=True)
-class CompletionResult:
+class CompletionResult(Result):
     """What `completion/complete` produced: suggested values for one argument."""
 
-    outcome: Outcome
-    name: str
-    server: str | None
     values: tuple[str, ...] = ()
     total: int | None = None
     has_more: bool | None = None
-    error: str | None = None
-    duration_s: float = 0.0
-    raw: types.CompleteResult | None = field(default=None, repr=False, compare=False)
-    upstream_error: types.ErrorData | None = field(default=None, repr=False, compare=False)  # the server's own
-
-    @property
-    def ok(self) -> bool:
-        return self.outcome is Outcome.OK
+    raw: types.CompleteResult | None = field(default=None, kw_only=True, repr=False, compare=False)
 
     @classmethod
     def from_sdk(cls, raw: types.CompleteResult, *, name: str, server: str, duration_s: float) -> CompletionResult:
         completion = raw.completion
         return cls(
-            outcome=Outcome.OK,
-            name=name,
-            server=server,
-            values=tuple(completion.values),
-            total=completion.total,
-            has_more=completion.has_more,
+            Outcome.OK,
+            name,
+            server,
+            tuple(completion.values),
+            completion.total,
+            completion.has_more,
             duration_s=duration_s,
             raw=raw,
         )
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "outcome": str(self.outcome),
-            "name": self.name,
-            "server": self.server,
-            "values": list(self.values),
-            "total": self.total,
-            "has_more": self.has_more,
-            "error": self.error,
-        }
+    def _details(self) -> dict[str, Any]:
+        return {"values": list(self.values), "total": self.total, "has_more": self.has_more}
 
 
 @dataclass(frozen=True, slots=True)
-class SubscriptionResult:
-    """What `resources/subscribe` or `resources/unsubscribe` produced."""
+class SubscriptionResult(Result):
+    """What `resources/subscribe` or `resources/unsubscribe` produced (`name` is the URI)."""
 
-    outcome: Outcome
-    uri: str
-    server: str | None
-    error: str | None = None
-    duration_s: float = 0.0
-    upstream_error: types.ErrorData | None = field(default=None, repr=False, compare=False)
+    NAME_KEY: ClassVar[str] = "uri"
 
     @property
-    def ok(self) -> bool:
-        return self.outcome is Outcome.OK
-
-    @property
-    def name(self) -> str:
-        return self.uri
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "ok": self.ok,
-            "outcome": str(self.outcome),
-            "uri": self.uri,
-            "server": self.server,
-            "error": self.error,
-        }
+    def uri(self) -> str:
+        return self.name
 
 
-AnyResult = ToolResult | PromptResult | ResourceResult | CompletionResult | SubscriptionResult
+AnyResult = Result
+"""Any request's result (each kind's is a `Result` subclass); kept as the name layers and faces use."""
 
 
 def render_block(block: ContentBlock) -> str:

@@ -1,4 +1,10 @@
-"""Tool schemas exported for function calling in the OpenAI and Anthropic shapes."""
+"""Tool schemas exported for function calling: OpenAI (Chat Completions and Responses), Anthropic, Gemini.
+
+Each takes the catalog's tools (or `ToolSpec`s) and goes through the provider schema compilers
+(`catalog.compile`): each schema in the form the provider accepts, strict mode where asked and
+possible, tool names the provider takes, and a tool whose schema cannot be offered at all left
+out rather than breaking the request (`compile_tools(...).report()` says which and why).
+"""
 
 from __future__ import annotations
 
@@ -6,38 +12,77 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Any, Final, Literal
 
 from mcpstation.catalog.catalog import CatalogTool
+from mcpstation.catalog.compile import CompiledTools, Target, ToolSpec, compile_tools
 
 
-def openai_tools(tools: Iterable[CatalogTool]) -> list[dict[str, Any]]:
-    """Chat-completions `tools=[{"type": "function", "function": {...}}]`."""
+def openai_tools(tools: Iterable[CatalogTool | ToolSpec], *, strict: bool = False) -> list[dict[str, Any]]:
+    """Chat-completions `tools=[{"type": "function", "function": {...}}]`.
+
+    `strict=True` compiles each tool for Structured Outputs where it can (`"strict": true` on it);
+    a tool strict mode cannot express is sent plain.
+    """
+    compiled = compile_tools(tools, Target.OPENAI_STRICT if strict else Target.OPENAI)
     return [
         {
             "type": "function",
-            "function": {"name": t.name, "description": t.description, "parameters": _object_schema(t)},
+            "function": {
+                "name": tool.name,
+                "description": tool.spec.description,
+                "parameters": tool.compiled.schema,
+                "strict": tool.compiled.strict,
+            },
         }
-        for t in tools
+        for tool in compiled.tools
     ]
 
 
-def anthropic_tools(tools: Iterable[CatalogTool]) -> list[dict[str, Any]]:
-    """Messages API `tools=[{"name", "description", "input_schema"}]`."""
-    return [{"name": t.name, "description": t.description, "input_schema": _object_schema(t)} for t in tools]
+def openai_responses_tools(tools: Iterable[CatalogTool | ToolSpec], *, strict: bool = False) -> list[dict[str, Any]]:
+    """Responses API `tools=[{"type": "function", "name", "description", "parameters", "strict"}]` (flat)."""
+    return [{"type": "function", **tool["function"]} for tool in openai_tools(tools, strict=strict)]
 
 
-def _object_schema(tool: CatalogTool) -> dict[str, Any]:
+def anthropic_tools(tools: Iterable[CatalogTool | ToolSpec], *, strict: bool = False) -> list[dict[str, Any]]:
+    """Messages API `tools=[{"name", "description", "input_schema"}]`.
+
+    `strict=True` asks for strict tool use within the request's budget (tools with side effects
+    first); those tools carry `"strict": true`.
+    """
+    compiled = compile_tools(tools, Target.ANTHROPIC_STRICT if strict else Target.ANTHROPIC)
+    out: list[dict[str, Any]] = []
+    for tool in compiled.tools:
+        entry: dict[str, Any] = {
+            "name": tool.name,
+            "description": tool.spec.description,
+            "input_schema": tool.compiled.schema,
+        }
+        if tool.compiled.strict:
+            entry["strict"] = True
+        out.append(entry)
+    return out
+
+
+def gemini_declarations(tools: Iterable[CatalogTool | ToolSpec], *, json_schema: bool = False) -> list[dict[str, Any]]:
+    """Gemini `FunctionDeclaration`s (REST field names): `parameters` (the OpenAPI subset every
+    Gemini model takes) or, with `json_schema=True`, `parametersJsonSchema` (Gemini 2.5 and later)."""
+    compiled = gemini_compiled(tools, json_schema=json_schema)
+    field = "parametersJsonSchema" if json_schema else "parameters"
+    return [
+        {"name": tool.name, "description": tool.spec.description, field: tool.compiled.schema}
+        for tool in compiled.tools
+    ]
+
+
+def gemini_compiled(tools: Iterable[CatalogTool | ToolSpec], *, json_schema: bool = False) -> CompiledTools:
+    return compile_tools(tools, Target.GEMINI_JSON if json_schema else Target.GEMINI)
+
+
+def object_schema(tool: CatalogTool) -> dict[str, Any]:
+    """The tool's input schema as the server wrote it, made an object (for frameworks that take JSON Schema)."""
     schema = dict(tool.input_schema)
     schema.setdefault("type", "object")
     if schema["type"] == "object":
         schema.setdefault("properties", {})
     return schema
-
-
-def openai_responses_tools(tools: Iterable[CatalogTool]) -> list[dict[str, Any]]:
-    """Responses API `tools=[{"type": "function", "name", "description", "parameters"}]` (flat, unlike chat)."""
-    return [
-        {"type": "function", "name": t.name, "description": t.description, "parameters": _object_schema(t)}
-        for t in tools
-    ]
 
 
 # Provider-native deferral: the provider keeps deferred tools out of the model's context until its own

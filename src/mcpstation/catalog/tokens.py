@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Final
 
 from mcpstation.catalog.catalog import CatalogTool
-from mcpstation.catalog.schemas import anthropic_tools
+from mcpstation.catalog.schemas import object_schema
 
 # Weights of: words (ASCII letter runs), extra chunks of long words (one per WORD_CHUNK letters past the
 # first), digit groups of up to 3, punctuation runs, punctuation characters, runs of 2+ whitespace
@@ -62,7 +62,8 @@ def estimate_text_tokens(text: str) -> int:
 
 def tool_schema_text(tool: CatalogTool) -> str:
     """The tool as the model receives it: compact JSON of name, description and input schema."""
-    return json.dumps(anthropic_tools([tool])[0], ensure_ascii=False, separators=(",", ":"))
+    shape = {"name": tool.name, "description": tool.description, "input_schema": object_schema(tool)}
+    return json.dumps(shape, ensure_ascii=False, separators=(",", ":"))
 
 
 def estimate_tool_tokens(tool: CatalogTool) -> int:

@@ -3,6 +3,7 @@
     <data dir>/control/               mode 0700: nobody else can reach what is inside
     <data dir>/control/station.sock   a Unix socket, mode 0600, served by `up` and `gateway` (HTTP)
     <data dir>/control/station.lock   locked (flock) by the station serving the socket, for its life
+    <data dir>/control/station.json   which config file that station runs (`{"config": path or null}`)
 
 The filesystem's permissions are the authentication: whoever can connect to the socket is the
 user who owns the data directory, and every request on it runs as `Caller.cli()`. The lock says
@@ -18,6 +19,7 @@ from __future__ import annotations
 import enum
 import errno
 import fcntl
+import json
 import logging
 import os
 import socket
@@ -32,6 +34,7 @@ logger = logging.getLogger("mcpstation.cli")
 CONTROL_DIR_NAME = "control"
 CONTROL_SOCKET_NAME = "station.sock"
 CONTROL_LOCK_NAME = "station.lock"
+CONTROL_INFO_NAME = "station.json"
 CONTROL_DIR_MODE = 0o700
 CONTROL_SOCKET_MODE = 0o600
 CONTROL_BACKLOG = 64  # connections the kernel queues while the station is still starting
@@ -60,6 +63,23 @@ def data_dir_of(option: str | None, environ: Mapping[str, str] | None = None) ->
     return Path.home() / ".local" / "share" / "mcpstation"
 
 
+# The config file a command names, as `mcpstation.config.loader.resolve_config_path` picks it
+# (that module imports the config models; tests/cli/test_control.py checks that the two agree).
+CONFIG_ENV_VAR = "MCPSTATION_CONFIG"
+DEFAULT_CONFIG_NAME = "mcpstation.toml"
+
+
+def config_path_of(option: str | None, environ: Mapping[str, str] | None = None) -> Path | None:
+    """The config file: `--config`, else `$MCPSTATION_CONFIG`, else `./mcpstation.toml` if it exists;
+    None for the default config. Absolute, symbolic links resolved."""
+    environ = os.environ if environ is None else environ
+    chosen = option or environ.get(CONFIG_ENV_VAR)
+    if chosen:
+        return Path(chosen).expanduser().resolve()
+    candidate = Path.cwd() / DEFAULT_CONFIG_NAME
+    return candidate.resolve() if candidate.is_file() else None
+
+
 def control_socket_path(data_dir: Path) -> Path:
     """Where the station serving `data_dir` listens."""
     return data_dir / CONTROL_DIR_NAME / CONTROL_SOCKET_NAME
@@ -79,6 +99,8 @@ class Lookup:
     found: Found
     path: Path
     reason: str
+    said_config: bool = False  # the running station said which config it runs (an older one does not)
+    config: Path | None = None  # the config file it runs; None: the default config
 
 
 def find_station(data_dir: Path) -> Lookup:
@@ -108,7 +130,8 @@ def find_station(data_dir: Path) -> Lookup:
         return Lookup(Found.UNUSABLE, path, f"cannot connect: {exc.strerror or exc}")
     finally:
         probe.close()
-    return Lookup(Found.RUNNING, path, "a station listens")
+    said, config = _read_info(path.parent)
+    return Lookup(Found.RUNNING, path, "a station listens", said_config=said, config=config)
 
 
 def remove_stale_socket(path: Path) -> bool:
@@ -147,8 +170,9 @@ class ControlSocket:
         return str(self.sock.getsockname())
 
     @classmethod
-    def claim(cls, data_dir: Path) -> ControlSocket | None:
-        """Bind `data_dir`'s control socket; None when another station serves it already.
+    def claim(cls, data_dir: Path, *, config: Path | None = None) -> ControlSocket | None:
+        """Bind `data_dir`'s control socket; None when another station serves it already. `config`
+        is the file the station runs (None: the default config), for commands to compare theirs with.
 
         Raises:
             OSError: the directory cannot be made private, or the socket cannot be bound.
@@ -171,6 +195,7 @@ class ControlSocket:
                 os.chmod(path, CONTROL_SOCKET_MODE)  # the 0700 directory already keeps others out meanwhile
                 sock.listen(CONTROL_BACKLOG)
                 sock.set_inheritable(False)
+                _write_info(path.parent, config)
                 return cls(path, sock, lock)
             except BaseException:
                 sock.close()
@@ -185,6 +210,7 @@ class ControlSocket:
         try:
             if self.path.lstat().st_ino == self._inode:
                 self.path.unlink()
+                (self.path.parent / CONTROL_INFO_NAME).unlink(missing_ok=True)
         except FileNotFoundError:
             pass
         finally:
@@ -192,6 +218,26 @@ class ControlSocket:
 
     def __repr__(self) -> str:
         return f"<ControlSocket {str(self.path)!r}>"
+
+
+def _write_info(directory: Path, config: Path | None) -> None:
+    """Say which config the station serving `directory` runs (written whole, then renamed into place)."""
+    info = directory / CONTROL_INFO_NAME
+    partial = directory / f".{CONTROL_INFO_NAME}.{os.getpid()}"
+    partial.write_text(json.dumps({"config": str(config) if config is not None else None}), encoding="utf-8")
+    partial.replace(info)
+
+
+def _read_info(directory: Path) -> tuple[bool, Path | None]:
+    """Whether the station serving `directory` said which config it runs, and which."""
+    try:
+        info = json.loads((directory / CONTROL_INFO_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False, None
+    if not isinstance(info, dict) or "config" not in info:
+        return False, None
+    config = info["config"]
+    return True, Path(config) if isinstance(config, str) else None
 
 
 def _private_directory(directory: Path) -> None:
@@ -228,11 +274,11 @@ def _try_lock(descriptor: int) -> bool:
     return True
 
 
-def claim_control_socket(data_dir: Path) -> ControlSocket | None:
+def claim_control_socket(data_dir: Path, config: Path | None) -> ControlSocket | None:
     """`ControlSocket.claim` for a serving command: a socket that cannot be had is a warning, not
     a failure (the station runs; CLI commands then start stations of their own)."""
     try:
-        claimed = ControlSocket.claim(data_dir)
+        claimed = ControlSocket.claim(data_dir, config=config)
     except OSError as exc:
         logger.warning(
             "no control socket in %s (%s): CLI commands will not reach this station", data_dir, exc.strerror or exc

@@ -1,54 +1,49 @@
 """The `mcpstation` command: a thin adapter over `Station`.
 
-Each command that uses a station asks the one running for the data directory (`up`, or the HTTP
-gateway), over its control socket, and otherwise starts a one-shot station for itself; `-v` says
-which. Both paths render the same shapes the same way.
+Each command that uses a station is written once, over a `StationView` (`cli/_view.py`): the
+one running for the data directory (`up`, or the HTTP gateway) answers over its control socket,
+and otherwise a station started for the command alone does; `-v` says which.
 
 Exit codes: 0 ok · 2 bad config or usage · 3 no server reachable · 4 the call failed.
 
-Imports are lazy (inside the commands): `mcpstation --help` loads typer and rich, not the station.
-
-Long because it declares every command (options and help) in one place, so `--help` needs one
-import; a command's body lives in a sibling module once it is more than a few lines.
+Imports are lazy (inside the commands): `mcpstation --help` loads typer, not the station. The
+commands and their options are declared here, so `--help` needs this one module; a command's
+body lives in a sibling module once it is more than a few lines.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from mcpstation.cli._exits import EXIT_CALL_FAILED, EXIT_NO_SERVER, OUTCOME_EXIT
 from mcpstation.cli._lazy import LazyCommand, lazy_group
 from mcpstation.cli._runner import (
-    EXIT_CALL_FAILED,
-    OUTCOME_EXIT,
     JsonOption,
     _configure_logging,
     _emit_json,
     _errors_to_exit_codes,
-    _Exit,
     _globals,
     _load,
     _parse_args_json,
     _run_main,
     _wants_json,
-    cli_caller,
     data_dir,
     err,
-    expect,
-    fail,
     instrument,
     logger,
     open_store,
     out,
     say,
-    station_verb,
 )
+from mcpstation.cli._station import any_reachable, with_station
+from mcpstation.cli._view import Needs
 from mcpstation.outcomes import Outcome
 
 if TYPE_CHECKING:
@@ -58,9 +53,8 @@ if TYPE_CHECKING:
     from rich.console import Group
 
     from mcpstation.api import ApiServer
-    from mcpstation.catalog import ToolResult
     from mcpstation.cli._control import ControlSocket
-    from mcpstation.cli._remote import RemoteStation, Reply
+    from mcpstation.cli._view import CacheAge, ProgressFn, Shape, StationView
     from mcpstation.gateway import GatewayInstrument
     from mcpstation.station import Station
 
@@ -236,9 +230,10 @@ async def _served_station(
     HTTP socket and the control socket before any server starts, so a busy port fails fast and
     commands run meanwhile wait for this station instead of starting their own."""
     from mcpstation.api import bind_socket, check_bind
-    from mcpstation.cli._control import claim_control_socket
+    from mcpstation.cli._control import claim_control_socket, config_path_of
     from mcpstation.gateway import GatewayRelay
     from mcpstation.host import Host, TerminalElicitor
+    from mcpstation.pool import StartPlan
     from mcpstation.station import Station
 
     config = _load()
@@ -247,9 +242,9 @@ async def _served_station(
         relay = GatewayRelay(fallback=Host.from_config(config, elicitation_handler=elicitor, store=store))
         await check_bind(store, host)
         sock = bind_socket(host, port)
-        control = claim_control_socket(data_dir())
+        control = claim_control_socket(data_dir(), config_path_of(_globals.config_path))
         try:
-            station = Station(config, store=store, hooks=relay)
+            station = Station(config, store=store, hooks=relay, start=StartPlan.BACKGROUND)
             hook = instrument(station)
             async with station:
                 yield station, sock, control, hook
@@ -342,24 +337,24 @@ async def _show_live(station: Station, as_json: bool) -> None:
 
 @app.command()
 def status(json_output: JsonOption = False) -> None:
-    """Report every server's state, version and counts (the running station's, or start them all)."""
+    """Report every server's state, version and counts (the running station's, or start them all);
+    exit 3 when no server is reachable."""
     _configure_logging(logging.WARNING)
 
-    async def local(station: Station) -> dict[str, Any]:
-        return station.status().to_dict()
+    async def command(view: StationView) -> Shape:
+        return await view.status()
 
-    def remote(station: RemoteStation) -> dict[str, Any]:
-        body: dict[str, Any] = expect(station.get("/api/mcp/servers"))
-        return body
-
-    report = station_verb(local, remote, require_server=False)
+    report = with_station(command, require_server=False)
     if _wants_json(json_output):
         _emit_json(report)
-        return
-    _print_status(report)
+    else:
+        _print_status(report)
+    if not any_reachable(report["servers"]):
+        say("no server reachable", style="bold red", stderr=True)
+        raise typer.Exit(EXIT_NO_SERVER)
 
 
-def _print_status(report: dict[str, Any]) -> None:
+def _print_status(report: Shape) -> None:
     from mcpstation.cli import _render
 
     out.print(_render.status_table(report))
@@ -379,18 +374,10 @@ def reconnect(
     """Reconnect a server (or every failed one) and report the result."""
     _configure_logging(logging.WARNING)
 
-    async def local(station: Station) -> dict[str, Any]:
-        names = await station.reconnect(name, failed_only=name is None)
-        if station.store is not None:
-            for reconnected in names:
-                await station.store.record_action("reconnect", actor=cli_caller().actor, server=reconnected)
-        return {"reconnected": names, **station.status().to_dict()}
+    async def command(view: StationView) -> Shape:
+        return await view.reconnect(name)
 
-    def remote(station: RemoteStation) -> dict[str, Any]:
-        body: dict[str, Any] = expect(station.post("/api/mcp/reconnect", params={"server": name} if name else None))
-        return body
-
-    report = station_verb(local, remote, require_server=False)
+    report = with_station(command, require_server=False)
     if _wants_json(json_output):
         _emit_json(report)
         return
@@ -402,27 +389,56 @@ def reconnect(
 
 # -- the catalog ---------------------------------------------------------------------------------
 
+RefreshOption = Annotated[
+    bool,
+    typer.Option(
+        "--refresh", help="Start the servers the catalog cache answers for, so the list is live (and cached anew)."
+    ),
+]
+
+
+async def _listed(view: StationView, refresh: bool) -> CacheAge | None:
+    """Before a list: start what `--refresh` asks for; then which servers the catalog cache answers for."""
+    if refresh:
+        await view.refresh()
+    return await view.catalog_age()
+
+
+def _say_cache_age(age: CacheAge | None) -> None:
+    """One line on stderr: which servers answered from the catalog cache, and how old it is."""
+    if age is None:
+        return
+    from datetime import UTC, datetime
+
+    names = ", ".join(age.servers)
+    elapsed = _elapsed((datetime.now(UTC) - age.oldest).total_seconds())
+    say(f"from the catalog cache for {names} (listed {elapsed} ago; --refresh starts them)", stderr=True)
+
+
+def _elapsed(seconds: float) -> str:
+    for unit, size in (("days", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f} {unit}"
+    return f"{max(seconds, 0):.0f} s"
+
 
 @tools_app.command("list")
-def tools_list(json_output: JsonOption = False) -> None:
-    """List the catalog's tools under their public names."""
+def tools_list(refresh: RefreshOption = False, json_output: JsonOption = False) -> None:
+    """List the catalog's tools under their public names (from the catalog cache when no station runs)."""
     _configure_logging(logging.WARNING)
 
-    async def local(station: Station) -> list[dict[str, Any]]:
-        tools = station.visible_tools(cli_caller())
-        return [{**t.to_dict(), "tokens": station.tool_tokens(t)} for t in tools]
+    async def command(view: StationView) -> tuple[list[Shape], CacheAge | None]:
+        age = await _listed(view, refresh)
+        return await view.tools(), age
 
-    def remote(station: RemoteStation) -> list[dict[str, Any]]:
-        tools = expect(station.get("/api/mcp/tools"))["tools"]
-        return [{k: v for k, v in t.items() if k != "server_name"} for t in tools]
-
-    tools = station_verb(local, remote)
+    tools, age = with_station(command, needs=Needs.LISTINGS)
     if _wants_json(json_output):
         _emit_json(tools)
-        return
-    from mcpstation.cli import _render
+    else:
+        from mcpstation.cli import _render
 
-    out.print(_render.tools_table(tools))
+        out.print(_render.tools_table(tools))
+    _say_cache_age(age)
 
 
 # Bounds of `tools search --limit`, as `mcpstation.catalog.search` has them (not imported for `--help`).
@@ -442,16 +458,10 @@ def tools_search(
     """Find the catalog's best tools for a request, best first."""
     _configure_logging(logging.WARNING)
 
-    async def local(station: Station) -> list[dict[str, Any]]:
-        hits = await station.requests.search_tools(query, caller=cli_caller(), limit=limit, server=server)
-        return [hit.to_dict() for hit in hits]
+    async def command(view: StationView) -> list[Shape]:
+        return await view.search_tools(query, limit=limit, server=server)
 
-    def remote(station: RemoteStation) -> list[dict[str, Any]]:
-        params = {"q": query, "limit": str(limit), **({"server": server} if server else {})}
-        hits: list[dict[str, Any]] = expect(station.get("/api/mcp/tools/search", params=params))["tools"]
-        return hits
-
-    hits = station_verb(local, remote)
+    hits = with_station(command)
     if _wants_json(json_output):
         _emit_json(hits)
         return
@@ -460,76 +470,93 @@ def tools_search(
     out.print(_render.search_table(query, hits))
 
 
+@tools_app.command("export")
+def tools_export(
+    format: Annotated[
+        str,
+        typer.Option("--format", "-f", help="openai, openai-responses, anthropic, gemini (parameters) or gemini-json."),
+    ] = "openai",
+    strict: Annotated[
+        bool, typer.Option("--strict", help="OpenAI Structured Outputs / Anthropic strict tool use, where possible.")
+    ] = False,
+) -> None:
+    """Print the tools as a model provider's `tools=` (JSON), each schema compiled for it."""
+    from mcpstation.cli import exports
+
+    exports.export(format, strict=strict)
+
+
+@tools_app.command("check")
+def tools_check(
+    target: Annotated[
+        str,
+        typer.Option(
+            "--target",
+            "-t",
+            help="json, openai, openai-strict, anthropic, anthropic-strict, gemini or gemini-json.",
+        ),
+    ] = "openai-strict",
+    json_output: JsonOption = False,
+) -> None:
+    """What compiling each tool for a provider changes; exit 1 when a tool cannot be offered at all."""
+    from mcpstation.cli import exports
+
+    exports.check(target, json_output=json_output)
+
+
 @tools_app.command("approve")
 def tools_approve(
     server: Annotated[str, typer.Argument(help="The server's name.")],
     tool: Annotated[str, typer.Argument(help="The tool's own name on that server.")],
 ) -> None:
     """Approve a tool whose definition changed since it was pinned (policy.tool_pinning)."""
-    from mcpstation.cli._remote import path_segment
-
     _configure_logging(logging.WARNING)
-    missing = f"no pinned tool {tool!r} on a running server {server!r}"
 
-    async def local(station: Station) -> str:
-        if not await station.approve_tool(server, tool, actor=cli_caller().actor):
-            say(missing, style="red", stderr=True)
-            raise _Exit(EXIT_CALL_FAILED)
-        return f"approved {server}/{tool} as it is now"
+    async def command(view: StationView) -> bool:
+        return await view.approve_tool(server, tool)
 
-    def remote(station: RemoteStation) -> str:
-        reply = station.post(f"/api/mcp/servers/{path_segment(server)}/tools/{path_segment(tool)}/approve")
-        if reply.is_error:
-            fail(reply, plain=reply.status == 404)
-        return str(reply.body["message"])
-
-    say(station_verb(local, remote))
+    if not with_station(command):
+        say(f"no pinned tool {tool!r} on a running server {server!r}", style="red", stderr=True)
+        raise typer.Exit(EXIT_CALL_FAILED)
+    say(f"approved {server}/{tool} as it is now")
 
 
 @prompts_app.command("list")
-def prompts_list(json_output: JsonOption = False) -> None:
-    """List the catalog's prompts."""
+def prompts_list(refresh: RefreshOption = False, json_output: JsonOption = False) -> None:
+    """List the catalog's prompts (from the catalog cache when no station runs)."""
     _configure_logging(logging.WARNING)
 
-    async def local(station: Station) -> list[dict[str, Any]]:
-        return [p.to_dict() for p in station.prompts_for(cli_caller())]
+    async def command(view: StationView) -> tuple[list[Shape], CacheAge | None]:
+        age = await _listed(view, refresh)
+        return await view.prompts(), age
 
-    def remote(station: RemoteStation) -> list[dict[str, Any]]:
-        prompts: list[dict[str, Any]] = expect(station.get("/api/mcp/prompts"))["prompts"]
-        return prompts
-
-    prompts = station_verb(local, remote)
+    prompts, age = with_station(command, needs=Needs.LISTINGS)
     if _wants_json(json_output):
         _emit_json(prompts)
-        return
-    from mcpstation.cli import _render
+    else:
+        from mcpstation.cli import _render
 
-    out.print(_render.prompts_table(prompts))
+        out.print(_render.prompts_table(prompts))
+    _say_cache_age(age)
 
 
 @resources_app.command("list")
-def resources_list(json_output: JsonOption = False) -> None:
-    """List the catalog's resources and resource templates."""
+def resources_list(refresh: RefreshOption = False, json_output: JsonOption = False) -> None:
+    """List the catalog's resources and resource templates (from the catalog cache when no station runs)."""
     _configure_logging(logging.WARNING)
 
-    async def local(station: Station) -> dict[str, Any]:
-        caller = cli_caller()
-        return {
-            "resources": [r.to_dict() for r in station.resources_for(caller)],
-            "templates": [t.to_dict() for t in station.templates_for(caller)],
-        }
+    async def command(view: StationView) -> tuple[Shape, CacheAge | None]:
+        age = await _listed(view, refresh)
+        return await view.resources(), age
 
-    def remote(station: RemoteStation) -> dict[str, Any]:
-        listed: dict[str, Any] = expect(station.get("/api/mcp/resources"))
-        return listed
-
-    listed = station_verb(local, remote)
+    listed, age = with_station(command, needs=Needs.LISTINGS)
     if _wants_json(json_output):
         _emit_json(listed["resources"] + listed["templates"])
-        return
-    from mcpstation.cli import _render
+    else:
+        from mcpstation.cli import _render
 
-    out.print(_render.resources_table(listed["resources"], listed["templates"]))
+        out.print(_render.resources_table(listed["resources"], listed["templates"]))
+    _say_cache_age(age)
 
 
 # -- requests ------------------------------------------------------------------------------------
@@ -542,7 +569,10 @@ def call(
     timeout: Annotated[float | None, typer.Option("--timeout", help="Seconds before the call is cancelled.")] = None,
     json_output: JsonOption = False,
 ) -> None:
-    """Call one tool and print its result; exit 4 when the call fails."""
+    """Call one tool and print its result; exit 4 when the call fails.
+
+    With no station running, only the server that owns the tool starts (the catalog cache says which).
+    """
     _configure_logging(logging.WARNING)
     with _errors_to_exit_codes():  # bad --args fail here, before any station is asked or started
         arguments = _parse_args_json(args, what=tool)
@@ -550,20 +580,13 @@ def call(
             raise _usage(f"--timeout must be more than 0 seconds, not {timeout}")
     as_json = _wants_json(json_output)
 
-    async def local(station: Station) -> dict[str, Any]:
-        return (await _call_locally(station, tool, arguments, timeout, show_progress=not as_json)).to_dict()
+    async def command(view: StationView) -> Shape:
+        if as_json or not view.reports_progress or not err.is_terminal:
+            return await view.call_tool(tool, arguments, timeout_s=timeout, progress=None)
+        with _progress_bar(tool) as on_progress:
+            return await view.call_tool(tool, arguments, timeout_s=timeout, progress=on_progress)
 
-    def remote(station: RemoteStation) -> dict[str, Any]:
-        from mcpstation.cli._remote import path_segment
-
-        params = {"answer": "result"} | ({"timeout_s": repr(timeout)} if timeout is not None else {})
-        reply = station.post(f"/api/mcp/tools/{path_segment(tool)}/call", arguments, params)
-        if not isinstance(reply.body, dict) or "outcome" not in reply.body:
-            fail(reply)
-        result: dict[str, Any] = reply.body
-        return result
-
-    result = station_verb(local, remote)
+    result = with_station(command, needs=Needs.LISTINGS)
     if as_json:
         _emit_json(result)
     else:
@@ -573,24 +596,20 @@ def call(
         raise typer.Exit(OUTCOME_EXIT[outcome])
 
 
-async def _call_locally(
-    station: Station, tool: str, arguments: dict[str, Any], timeout_s: float | None, *, show_progress: bool
-) -> ToolResult:
-    if not show_progress or not err.is_terminal:
-        return await station.requests.call_tool(tool, arguments, caller=cli_caller(), timeout_s=timeout_s)
+@contextmanager
+def _progress_bar(label: str) -> Iterator[ProgressFn]:
+    """A progress bar on stderr while a call runs; yields the call's progress callback."""
     from rich.progress import BarColumn, Progress, TextColumn
 
     with Progress(
         TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[note]}"), console=err, transient=True
     ) as bar:
-        task = bar.add_task(tool, total=None, note="")
+        task = bar.add_task(label, total=None, note="")
 
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             bar.update(task, completed=progress, total=total, note=message or "")
 
-        return await station.requests.call_tool(
-            tool, arguments, caller=cli_caller(), timeout_s=timeout_s, progress=on_progress
-        )
+        yield on_progress
 
 
 def _usage(message: str) -> Exception:
@@ -610,20 +629,10 @@ def prompt_get(
     with _errors_to_exit_codes():
         arguments = {k: str(v) for k, v in _parse_args_json(args, what=name).items()}
 
-    async def local(station: Station) -> dict[str, Any]:
-        result = await station.requests.get_prompt(name, arguments, caller=cli_caller())
-        if result.raw is None:
-            _refuse(result.outcome, result.error)
-        assert result.raw is not None
-        return result.raw.model_dump(mode="json", by_alias=True, exclude_none=True)
+    async def command(view: StationView) -> Shape:
+        return await view.get_prompt(name, arguments)
 
-    def remote(station: RemoteStation) -> dict[str, Any]:
-        from mcpstation.cli._remote import path_segment
-
-        reply = station.post(f"/api/mcp/prompts/{path_segment(name)}/get", arguments)
-        return _answer_or_refuse(reply)
-
-    dumped = station_verb(local, remote)
+    dumped = with_station(command, needs=Needs.LISTINGS)
     if _wants_json(json_output):
         _emit_json(dumped)
         return
@@ -645,17 +654,10 @@ def resource_read(
     """Read one resource, routed to the server that offers it."""
     _configure_logging(logging.WARNING)
 
-    async def local(station: Station) -> dict[str, Any]:
-        result = await station.requests.read_resource(uri, caller=cli_caller())
-        if result.raw is None:
-            _refuse(result.outcome, result.error)
-        assert result.raw is not None
-        return result.raw.model_dump(mode="json", by_alias=True, exclude_none=True)
+    async def command(view: StationView) -> Shape:
+        return await view.read_resource(uri)
 
-    def remote(station: RemoteStation) -> dict[str, Any]:
-        return _answer_or_refuse(station.get("/api/mcp/resources/read", params={"uri": uri}))
-
-    dumped = station_verb(local, remote)
+    dumped = with_station(command, needs=Needs.LISTINGS)
     if _wants_json(json_output):
         _emit_json(dumped)
         return
@@ -663,29 +665,6 @@ def resource_read(
 
     for line in _render.resource_lines(dumped["contents"]):
         say(line)
-
-
-def _refuse(outcome: Outcome, error: str | None) -> None:
-    """A prompt or resource request that produced no answer: say why, exit by its outcome."""
-    say(f"{OUTCOME_TYPE_NAMES[outcome]}: {error}", style="red", stderr=True)
-    raise _Exit(OUTCOME_EXIT[outcome])
-
-
-def _answer_or_refuse(reply: Reply) -> dict[str, Any]:
-    """The running station's answer to a prompt or resource request (the protocol's JSON, no nulls,
-    as the one-shot path dumps it), or its refusal, printed as the one-shot path prints it."""
-    from mcpstation.cli._remote import OUTCOME_OF_TYPE
-
-    if reply.is_error:
-        outcome = OUTCOME_OF_TYPE.get(reply.error_type)
-        if outcome is None:
-            fail(reply)
-        assert outcome is not None
-        _refuse(outcome, reply.message)
-    return {k: v for k, v in reply.body.items() if v is not None}
-
-
-OUTCOME_TYPE_NAMES: dict[Outcome, str] = {outcome: outcome.name.replace("_", " ").lower() for outcome in Outcome}
 
 
 def main() -> None:

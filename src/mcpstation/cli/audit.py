@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import re
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
@@ -16,16 +16,15 @@ from mcpstation.cli._runner import (
     _errors_to_exit_codes,
     _run_main,
     _wants_json,
-    expect,
     open_store,
     out,
-    running_or,
 )
+from mcpstation.cli._station import with_station
+from mcpstation.cli._view import AuditQuery, Needs
 from mcpstation.errors import UsageError
 
 if TYPE_CHECKING:
-    from mcpstation.cli._remote import RemoteStation
-    from mcpstation.store import ActionRecord, CallRecord
+    from mcpstation.cli._view import Shape, StationView
 
 token_app = typer.Typer(help="API tokens for the HTTP API (kept hashed in the store).", no_args_is_help=True)
 audit_app = typer.Typer(help="Audited tool calls and management actions, newest first.")
@@ -33,10 +32,6 @@ audit_app = typer.Typer(help="Audited tool calls and management actions, newest 
 _DURATION = re.compile(r"^(\d+)([smhd])$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 KINDS = ("calls", "actions", "all")
-CALL_FIELDS = (
-    "id", "server", "tool", "caller", "outcome", "duration_s", "argument_bytes", "argument_sha256", "error", "at",
-)  # fmt: skip
-ACTION_FIELDS = ("at", "actor", "action", "server", "detail")
 
 
 def parse_since(value: str | None) -> datetime | None:
@@ -69,25 +64,10 @@ def audit(
         if limit < 1:
             raise UsageError(f"--limit must be at least 1, not {limit}")
 
-    async def from_store() -> dict[str, list[dict[str, Any]]]:
-        async with await open_store() as store:
-            calls = await store.list_calls(server, moment, limit) if kind in ("calls", "all") else ()
-            actions = await store.list_actions(server, moment, limit) if kind in ("actions", "all") else ()
-        return {"calls": [_call_dict(c) for c in calls], "actions": [_action_dict(a) for a in actions]}
+    async def command(view: StationView) -> dict[str, list[Shape]]:
+        return await view.audit(AuditQuery(server, moment, kind, limit))
 
-    def remote(station: RemoteStation) -> dict[str, list[dict[str, Any]]]:
-        params = {"kind": kind, "limit": str(limit)}
-        if server is not None:
-            params["server"] = server
-        if moment is not None:
-            params["since"] = moment.isoformat()
-        body = expect(station.get("/api/mcp/audit", params=params))
-        return {
-            "calls": [{name: c[name] for name in CALL_FIELDS} for c in body["calls"]],
-            "actions": [{name: a[name] for name in ACTION_FIELDS} for a in body["actions"]],
-        }
-
-    report = running_or(remote, lambda: _run_main(from_store))
+    report = with_station(command, needs=Needs.STORE, require_server=False)
     if _wants_json(json_output):
         _emit_json(report)
         return
@@ -114,22 +94,6 @@ def audit(
 
 def _seconds(at: str) -> str:
     return datetime.fromisoformat(at).isoformat(timespec="seconds")
-
-
-def _action_dict(action: ActionRecord) -> dict[str, Any]:
-    return {
-        "at": action.at.isoformat(),
-        "actor": action.actor,
-        "action": action.action,
-        "server": action.server,
-        "detail": dict(action.detail),
-    }
-
-
-def _call_dict(call: CallRecord) -> dict[str, Any]:
-    data: dict[str, Any] = {name: getattr(call, name) for name in CALL_FIELDS if name != "at"}
-    data["at"] = call.at.isoformat()
-    return data
 
 
 @token_app.command("create")

@@ -10,6 +10,10 @@ the HTTP API to this user's CLI on the control socket in the data directory, so 
 call`, `servers add` and the rest act on it. Over stdio the client is the local user. With
 `--stdio`, stdout carries the protocol only; logs go to stderr. Upstream servers' questions
 (sampling, elicitation, roots) go to the downstream client during its calls, else to `[host]`.
+
+The gateway answers at once from the catalog cache: servers it has listed before start in the
+background (a call to one still starting waits for it), and only a server never listed before
+is waited for before the first answer (`StartPlan.BACKGROUND`).
 """
 
 from __future__ import annotations
@@ -18,13 +22,17 @@ import contextlib
 import logging
 import signal
 import socket
-from typing import Annotated
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 
 from mcpstation.cli._runner import _configure_logging, _globals, _load, _run_main, data_dir, err, instrument, open_store
 from mcpstation.errors import StationError
+
+if TYPE_CHECKING:
+    from mcpstation.config.models import StationConfig
 
 logger = logging.getLogger("mcpstation.cli.gateway")
 
@@ -55,6 +63,41 @@ def gateway(
     ] = None,
 ) -> None:
     """Start the station and serve it as an MCP server until stdin closes (stdio) or Ctrl-C."""
+    if config is not None:
+        _globals.config_path = config
+    _configure_logging(logging.INFO if not stdio else logging.WARNING)
+    try:
+        station_config = _load()
+    except StationError as exc:  # boundary: the CLI turns station errors into exit codes
+        err.print(f"{type(exc).__name__}: {exc}", style="red", markup=False)
+        raise typer.Exit(exc.exit_code) from None
+    with contextlib.suppress(KeyboardInterrupt):
+        if stdio:
+            _run_main(lambda: _serve_stdio(station_config))
+        else:
+            _run_main(lambda: _serve_http(station_config, host, port, allow_host or (), json_response, stateless))
+
+
+async def _serve_stdio(config: StationConfig) -> None:
+    """The gateway on stdin/stdout until stdin closes (nothing of the HTTP API is imported)."""
+    from mcpstation.gateway.relay import GatewayRelay
+    from mcpstation.gateway.stdio import serve_stdio
+    from mcpstation.host import Host
+    from mcpstation.pool import StartPlan
+    from mcpstation.station import Station
+
+    async with await open_store(config) as store:
+        relay = GatewayRelay(fallback=Host.from_config(config, store=store))
+        station = Station(config, store=store, hooks=relay, start=StartPlan.BACKGROUND)
+        hook = instrument(station)
+        async with station:
+            await serve_stdio(station, relay=relay, instrument=hook)
+
+
+async def _serve_http(
+    config: StationConfig, host: str, port: int, allow_host: Sequence[str], json_response: bool, stateless: bool
+) -> None:
+    """The gateway over streamable HTTP, and the HTTP API on the control socket, until SIGINT or SIGTERM."""
     from mcpstation.api import (
         LOCAL_DEV_WARNING,
         ApiServer,
@@ -64,85 +107,67 @@ def gateway(
         build_gateway_app,
         check_bind,
     )
-    from mcpstation.cli._control import claim_control_socket
-    from mcpstation.gateway import GATEWAY_PATH, GatewayRelay, serve_stdio
+    from mcpstation.cli._control import claim_control_socket, config_path_of
+    from mcpstation.gateway import GATEWAY_PATH, GatewayRelay
     from mcpstation.host import Host
+    from mcpstation.pool import StartPlan
     from mcpstation.station import Station
 
-    if config is not None:
-        _globals.config_path = config
-    _configure_logging(logging.INFO if not stdio else logging.WARNING)
-    try:
-        station_config = _load()
-    except StationError as exc:  # boundary: the CLI turns station errors into exit codes
-        err.print(f"{type(exc).__name__}: {exc}", style="red", markup=False)
-        raise typer.Exit(exc.exit_code) from None
-
-    async def main() -> None:
-        async with await open_store(station_config) as store:
-            relay = GatewayRelay(fallback=Host.from_config(station_config, store=store))
-            if stdio:
-                station = Station(station_config, store=store, hooks=relay)
+    async with await open_store(config) as store:
+        relay = GatewayRelay(fallback=Host.from_config(config, store=store))
+        await check_bind(store, host)
+        sock = bind_socket(host, port)
+        control = claim_control_socket(data_dir(), config_path_of(_globals.config_path))
+        try:
+            with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                station = Station(config, store=store, hooks=relay, start=StartPlan.BACKGROUND)
                 hook = instrument(station)
                 async with station:
-                    await serve_stdio(station, relay=relay, instrument=hook)
-                return
-            await check_bind(store, host)
-            sock = bind_socket(host, port)
-            control = claim_control_socket(data_dir())
-            try:
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    station = Station(station_config, store=store, hooks=relay)
-                    hook = instrument(station)
-                    async with station:
-                        bound = bound_port(sock)
-                        app = build_gateway_app(
-                            station,
-                            host=host,
-                            port=bound,
-                            allowed_hosts=allow_host or (),
-                            json_response=json_response,
-                            stateless=stateless,
-                            relay=relay,
-                            instrument=hook,
-                        )
-                        if not await store.has_tokens():
-                            logger.warning("%s", LOCAL_DEV_WARNING)
-                        shown = f"[{host}]" if ":" in host else host
-                        logger.info(
-                            "gateway serving %d tools at http://%s:%d%s", len(station.tools), shown, bound, GATEWAY_PATH
-                        )
-                        served = [(ApiServer(app), sock)]
-                        if control is not None:
-                            served.append((ApiServer(build_control_app(station, control.address)), control.sock))
-                            logger.info("serving this user's CLI on %s", control.path)
+                    bound = bound_port(sock)
+                    app = build_gateway_app(
+                        station,
+                        host=host,
+                        port=bound,
+                        allowed_hosts=allow_host,
+                        json_response=json_response,
+                        stateless=stateless,
+                        relay=relay,
+                        instrument=hook,
+                    )
+                    if not await store.has_tokens():
+                        logger.warning("%s", LOCAL_DEV_WARNING)
+                    shown = f"[{host}]" if ":" in host else host
+                    logger.info(
+                        "gateway serving %d tools at http://%s:%d%s", len(station.tools), shown, bound, GATEWAY_PATH
+                    )
+                    served = [(ApiServer(app), sock)]
+                    if control is not None:
+                        served.append((ApiServer(build_control_app(station, control.address)), control.sock))
+                        logger.info("serving this user's CLI on %s", control.path)
 
-                        async def serve_http(server: ApiServer, listening: socket.socket, done: anyio.Event) -> None:
-                            try:
-                                await server.serve(sockets=[listening])
-                            finally:
-                                done.set()
+                    async def serve_http(server: ApiServer, listening: socket.socket, done: anyio.Event) -> None:
+                        try:
+                            await server.serve(sockets=[listening])
+                        finally:
+                            done.set()
 
-                        async with anyio.create_task_group() as tg:
-                            done = [anyio.Event() for _ in served]
-                            for (server, listening), stopped in zip(served, done, strict=True):
-                                tg.start_soon(serve_http, server, listening, stopped)
-                            async for signum in signals:
-                                logger.info("received %s; stopping", signal.Signals(signum).name)
-                                break
-                            for server, _ in served:
-                                server.should_exit = True
-                            with anyio.move_on_after(HTTP_STOP_TIMEOUT_S):
-                                for stopped in done:
-                                    await stopped.wait()
-                            tg.cancel_scope.cancel()
-            finally:
-                sock.close()
-                if control is not None:
-                    control.close()
-
-    with contextlib.suppress(KeyboardInterrupt):
-        _run_main(main)
+                    async with anyio.create_task_group() as tg:
+                        done = [anyio.Event() for _ in served]
+                        for (server, listening), stopped in zip(served, done, strict=True):
+                            tg.start_soon(serve_http, server, listening, stopped)
+                        async for signum in signals:
+                            logger.info("received %s; stopping", signal.Signals(signum).name)
+                            break
+                        for server, _ in served:
+                            server.should_exit = True
+                        with anyio.move_on_after(HTTP_STOP_TIMEOUT_S):
+                            for stopped in done:
+                                await stopped.wait()
+                        tg.cancel_scope.cancel()
+        finally:
+            sock.close()
+            if control is not None:
+                control.close()
 
 
 if __name__ == "__main__":

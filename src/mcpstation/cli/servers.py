@@ -9,31 +9,18 @@ under a lock.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mcpstation.cli._runner import (
-    JsonOption,
-    _configure_logging,
-    _emit_json,
-    _Exit,
-    _wants_json,
-    cli_caller,
-    expect,
-    fail,
-    out,
-    station_verb,
-)
+from mcpstation.cli._exits import EXIT_CALL_FAILED
+from mcpstation.cli._runner import JsonOption, _configure_logging, _emit_json, _Exit, _wants_json, out
+from mcpstation.cli._station import with_station
+from mcpstation.cli._view import ServerVerb
 from mcpstation.errors import StationError, UsageError
 
 if TYPE_CHECKING:
-    from mcpstation.cli._remote import RemoteStation
-    from mcpstation.dynamic import ServerChange
-    from mcpstation.station import Station
-
-EXIT_REFUSED = 4  # the change was refused by policy or did not apply
+    from mcpstation.cli._view import Shape, StationView
 
 servers_app = typer.Typer(
     help="Servers added at run time (or, with --config-file, a server file).", no_args_is_help=True
@@ -63,7 +50,7 @@ def _report(change: dict[str, Any], as_json: bool) -> None:
     else:
         out.print(change["message"], style="green" if change["ok"] else "red", markup=False)
     if not change["ok"]:
-        raise typer.Exit(EXIT_REFUSED)
+        raise typer.Exit(EXIT_CALL_FAILED)  # refused by policy, or it did not apply
 
 
 def _edit(path: str, verb: str, *args: Any) -> None:
@@ -101,14 +88,11 @@ def list_servers(config_file: ConfigFileOption = None, json_output: JsonOption =
         return
     _configure_logging(logging.WARNING)
 
-    async def local(station: Station) -> list[dict[str, Any]]:
-        return [s.to_dict() for s in station.list_servers()]
-
-    def remote(station: RemoteStation) -> list[dict[str, Any]]:
-        servers: list[dict[str, Any]] = expect(station.get("/api/mcp/servers"))["servers"]
+    async def command(view: StationView) -> list[Shape]:
+        servers: list[Shape] = (await view.status())["servers"]
         return servers
 
-    servers = station_verb(local, remote, require_server=False)
+    servers = with_station(command, require_server=False)
     if _wants_json(json_output):
         _emit_json(servers)
     else:
@@ -153,45 +137,21 @@ def add(
         _edit(config_file, "add", {k: v for k, v in entry.items() if v not in ({}, [])})
         out.print(f"added {name!r} to {config_file}")
         return
-    _change(lambda station, who: station.add_server(entry, actor=who), ("POST", "", entry), json_output, actor)
+    _change(ServerVerb.ADD, name, json_output, actor, entry)
 
 
-def _change(
-    action: Callable[[Station, str], Awaitable[ServerChange]],
-    request: tuple[str, str, Any],
-    json_output: bool,
-    actor: str | None,
-) -> None:
-    """Make a change on the running station (`request`: method, path under /api/mcp/servers, body)
-    or on a one-shot one (`action`), and report it."""
+def _change(verb: ServerVerb, name: str, json_output: bool, actor: str | None, entry: Shape | None = None) -> None:
+    """Make a change to a server on the station, as `actor`, and report it."""
     _configure_logging(logging.WARNING)
 
-    async def local(station: Station) -> dict[str, Any]:
+    async def command(view: StationView) -> Shape:
         try:
-            change = await action(station, cli_caller(actor).actor)
-        except UsageError as exc:
+            return await view.change_server(verb, name, entry)
+        except UsageError as exc:  # a bad entry: said plainly
             out.print(str(exc), style="red", markup=False)
             raise _Exit(exc.exit_code) from None
-        return change.to_dict()
 
-    def remote(station: RemoteStation) -> dict[str, Any]:
-        method, path, body = request
-        reply = station.request(method, "/api/mcp/servers" + path, body=body)
-        if reply.is_error and reply.error_type == "UsageError":  # printed as the one-shot path prints it
-            out.print(reply.message, style="red", markup=False)
-            raise _Exit(UsageError.exit_code)
-        if reply.is_error:
-            fail(reply)
-        change: dict[str, Any] = reply.body
-        return change
-
-    _report(station_verb(local, remote, require_server=False, actor=actor), _wants_json(json_output))
-
-
-def _server(name: str, verb: str = "") -> str:
-    from mcpstation.cli._remote import path_segment
-
-    return f"/{path_segment(name)}" + (f"/{verb}" if verb else "")
+    _report(with_station(command, require_server=False, actor=actor), _wants_json(json_output))
 
 
 @servers_app.command("remove")
@@ -203,9 +163,7 @@ def remove(
         _edit(config_file, "remove", name)
         out.print(f"removed {name!r} from {config_file}")
         return
-    _change(
-        lambda station, who: station.remove_server(name, actor=who), ("DELETE", _server(name), None), json_output, actor
-    )
+    _change(ServerVerb.REMOVE, name, json_output, actor)
 
 
 @servers_app.command("enable")
@@ -217,12 +175,7 @@ def enable(
         _edit(config_file, "set_enabled", name, True)
         out.print(f"enabled {name!r} in {config_file}")
         return
-    _change(
-        lambda station, who: station.enable_server(name, actor=who),
-        ("POST", _server(name, "enable"), None),
-        json_output,
-        actor,
-    )
+    _change(ServerVerb.ENABLE, name, json_output, actor)
 
 
 @servers_app.command("disable")
@@ -234,31 +187,16 @@ def disable(
         _edit(config_file, "set_enabled", name, False)
         out.print(f"disabled {name!r} in {config_file}")
         return
-    _change(
-        lambda station, who: station.disable_server(name, actor=who),
-        ("POST", _server(name, "disable"), None),
-        json_output,
-        actor,
-    )
+    _change(ServerVerb.DISABLE, name, json_output, actor)
 
 
 @servers_app.command("reload")
 def reload(name: str, actor: ActorOption = None, json_output: JsonOption = False) -> None:
     """Reconnect a server and re-list what it offers."""
-    _change(
-        lambda station, who: station.reload_server(name, actor=who),
-        ("POST", _server(name, "reload"), None),
-        json_output,
-        actor,
-    )
+    _change(ServerVerb.RELOAD, name, json_output, actor)
 
 
 @servers_app.command("approve")
 def approve(name: str, actor: ActorOption = None, json_output: JsonOption = False) -> None:
     """Approve a server whose command needed an operator's confirmation."""
-    _change(
-        lambda station, who: station.approve_server(name, actor=who),
-        ("POST", _server(name, "approve"), None),
-        json_output,
-        actor,
-    )
+    _change(ServerVerb.APPROVE, name, json_output, actor)

@@ -1,6 +1,15 @@
-"""Configuration: typed, frozen models and the loaders that read every supported file shape."""
+"""Configuration: typed, frozen models and the loaders that read every supported file shape.
 
-from mcpstation.config.loader import default_config, load_config, parse_config, resolve_config_path
+The loaders (and every client format they read) are imported when first used (PEP 562): a
+program that builds its `StationConfig` in code never loads them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from mcpstation.config.environment import NETWORK_VARIABLES
 from mcpstation.config.models import (
     ElicitationSettings,
     HostSettings,
@@ -19,7 +28,11 @@ from mcpstation.config.models import (
     WebSocketServerSpec,
 )
 
+if TYPE_CHECKING:
+    from mcpstation.config.loader import default_config, load_config, parse_config, resolve_config_path
+
 __all__ = [
+    "NETWORK_VARIABLES",
     "ElicitationSettings",
     "HostSettings",
     "OAuthSettings",
@@ -40,3 +53,17 @@ __all__ = [
     "parse_config",
     "resolve_config_path",
 ]
+
+_LOADERS = frozenset({"default_config", "load_config", "parse_config", "resolve_config_path"})
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LOADERS:
+        raise AttributeError(f"module 'mcpstation.config' has no attribute {name!r}")
+    value = getattr(importlib.import_module("mcpstation.config.loader"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

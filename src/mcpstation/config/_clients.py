@@ -42,6 +42,9 @@ class ClientFormat:
     url_transport: str | None = None  # the transport of a URL entry without a type; None infers it
     write_keys: Mapping[str, str] = field(default_factory=dict)  # native field → the client's key
     write_types: Mapping[str, str] | None = None  # native transport → the client's type; None: no type key
+    typed: bool = False  # every new server gets a type, stdio too (VS Code, goose)
+    write_fixed: Mapping[str, object] = field(default_factory=dict)  # keys every new server gets (goose's)
+    name_key: str | None = None  # the key inside an entry holding the server's name (goose's display name)
     off: tuple[str, bool] | None = None  # how a server is switched off: ("disabled", True) or ("enabled", False)
 
     def __repr__(self) -> str:
@@ -115,6 +118,7 @@ VS_CODE = ClientFormat(
     comments=True,
     write_keys=_JSON_WRITE,
     write_types=_TYPES_HTTP,
+    typed=True,
 )
 VS_CODE_SETTINGS = ClientFormat(
     id="vscode",
@@ -247,6 +251,8 @@ CONTINUE = ClientFormat(
         "sourceFile": r.unused,
     },
     syntax=Syntax(continue_secrets=True),
+    write_keys={"command": "command", "args": "args", "env": "env", "url": "url", "headers": "requestOptions.headers"},
+    write_types={"stdio": "stdio", "streamable_http": "streamable-http", "sse": "sse"},
 )
 GOOSE = ClientFormat(
     id="goose",
@@ -273,6 +279,12 @@ GOOSE = ClientFormat(
         "socket": r.unused,
     },
     syntax=NO_VARIABLES,
+    write_keys={"command": "cmd", "args": "args", "env": "envs", "url": "uri", "headers": "headers", "title": "name"},
+    write_types={"stdio": "stdio", "streamable_http": "streamable_http", "sse": "sse"},
+    typed=True,
+    write_fixed={"enabled": True, "args": [], "envs": {}, "timeout": 300},  # goose refuses an entry without them
+    name_key="name",
+    off=_ENABLED,
 )
 LIBRECHAT = ClientFormat(
     id="librechat",
@@ -299,6 +311,8 @@ LIBRECHAT = ClientFormat(
             )
         },
     },
+    write_keys={**_JSON_WRITE, "title": "title"},
+    write_types={"stdio": "stdio", "streamable_http": "streamable-http", "sse": "sse", "websocket": "websocket"},
 )
 MCP_JSON = ClientFormat(
     id="mcp-json",

@@ -50,12 +50,17 @@ _ROOT_KEY: dict[Layout, str] = {
     Layout.SERVER_LIST: "mcpServers",
     Layout.EXTENSIONS: "extensions",
 }
+# Where other clients' files keep their servers (not our own `servers` and `mcp`): a top-level key
+# close to one of these is that client's file with a typo, not one of our keys misspelt.
+CLIENT_ROOT_KEYS = tuple(sorted(set(_ROOT_KEY.values()) - {"servers", "mcp"}))
 _GEMINI_KEYS = ("httpUrl", "includeTools", "excludeTools", "trust")
 _VS_CODE_MARKERS = ("type", "disabled")
 
 
 def allows_comments(path: Path | None) -> bool:
-    """Whether the file's name says its client reads JSON with comments."""
+    """Whether the file's name says it is JSON with comments: a `.jsonc` file, or a client's that allows them."""
+    if path is not None and path.suffix.lower() == ".jsonc":
+        return True
     named = _by_path(path) if path is not None else None
     return named is not None and named.comments
 

@@ -55,17 +55,38 @@ class ReadOptions:
 
 @dataclass
 class ForeignServer:
-    """One server of a foreign file, in native fields (`fields`), or why it is skipped."""
+    """One server of a foreign file, in native fields (`fields`), or why it cannot run.
+
+    `skipped`: the client runs it itself (an extension); `problem`: reading it failed (an env file
+    that is missing, an input nobody gives, a value of the wrong kind); `missing`: the variables
+    it refers to that have no value. `as_written`: its name-like fields (title, transport,
+    command, args, url) as the file writes them, to list it by when it cannot run.
+    """
 
     name: str
     where: Loc
     fields: dict[str, Any]
     origins: dict[str, Loc]
     skipped: str | None = None
+    problem: Problem | None = None
+    missing: list[str] = field(default_factory=list)
+    as_written: dict[str, Any] = field(default_factory=dict)
+    refused: str | None = None  # set by whoever validates it: why its fields do not make a server
 
     @property
     def enabled(self) -> bool:
-        return self.fields.get("enabled", True) is not False
+        return self.fields.get("enabled", self.as_written.get("enabled", True)) is not False
+
+    @property
+    def unusable(self) -> str | None:
+        """Why it cannot run as written, in words; None when it can."""
+        if self.refused is not None:
+            return self.refused
+        if self.problem is not None:
+            return f"{render_path(self.problem.where)}: {self.problem.message}"
+        if self.missing:
+            return f"environment variable(s) not set: {', '.join(sorted(set(self.missing)))}."
+        return self.skipped
 
     @property
     def transport(self) -> str | None:
@@ -82,13 +103,17 @@ class ForeignFile:
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    def converted(self) -> Converted:
-        """The runnable servers as a native document (skipped ones left out)."""
+    def converted(self, *, listing: bool = False) -> Converted:
+        """The servers as a native document: the runnable ones, and with `listing` the others as
+        disabled entries that say why they cannot run (`unusable`); else those are left out."""
         out = Converted()
         servers = ServerList(out)
         for server in self.servers:
-            if server.skipped is None:
+            reason = server.unusable
+            if reason is None:
                 servers.add(server.fields, server.where, name=server.name, origins=server.origins)
+            elif listing:
+                servers.add(_listed_only(server.as_written, reason), server.where, name=server.name)
         return out
 
 
@@ -123,23 +148,66 @@ def read_foreign(
         off_at = switched_off.get(name)
         off = off_at is not None or raw.get("disabled") is True or raw.get("enabled") is False
         values = Verbatim() if off and options.mode == "resolve" else resolving
+        missing_before = len(scope.missing)
         entry = Entry(where, values, options.workspace)
-        for key, value in raw.items():
-            rule = client.keys.get(key)
-            if rule is None:
-                _report_unknown(key, (*where, key), client, label, lines)
-            else:
-                rule(entry, key, value)
-        if off_at is not None and entry.fields.get("enabled", True):
-            entry.fields["enabled"] = False
-            entry.origins["enabled"] = off_at
-        _finish_transport(entry, client)
-        server = ForeignServer(name, where, entry.fields, entry.origins, entry.skipped)
-        if client.id == "librechat":
+        try:
+            for key, value in raw.items():
+                rule = client.keys.get(key)
+                if rule is None:
+                    _report_unknown(key, (*where, key), client, label, lines)
+                else:
+                    rule(entry, key, value)
+        except Problem as problem:  # this entry only: every other server of the file is still read
+            server = ForeignServer(name, where, {}, {}, problem=problem)
+        else:
+            if off_at is not None and entry.fields.get("enabled", True):
+                entry.fields["enabled"] = False
+                entry.origins["enabled"] = off_at
+            _finish_transport(entry, client)
+            server = ForeignServer(name, where, entry.fields, entry.origins, entry.skipped)
+        server.missing = scope.missing[missing_before:]
+        server.as_written = _as_written(raw, where, client, options.workspace, off=off)
+        if client.id == "librechat" and server.problem is None:
             _warn_placeholders(server, label)
         result.servers.append(server)
     result.missing = scope.missing
     return result
+
+
+_WRITTEN_FIELDS = ("title", "transport", "command", "args", "url")
+
+
+def _as_written(
+    raw: Mapping[str, Any], where: Loc, client: ClientFormat, workspace: str, *, off: bool
+) -> dict[str, Any]:
+    """The entry's name-like fields as written (nothing expanded, nothing read, no secret)."""
+    entry = Entry(where, Verbatim(), workspace)
+    for key, value in raw.items():
+        rule = client.keys.get(key)
+        if rule is None:
+            continue
+        try:
+            rule(entry, key, value)
+        except Problem:
+            continue  # the value the problem is about: left out
+    written = {key: entry.fields[key] for key in _WRITTEN_FIELDS if key in entry.fields}
+    return {**written, "enabled": False} if off else written
+
+
+def _listed_only(written: Mapping[str, Any], reason: str) -> dict[str, Any]:
+    """A disabled native entry for a server that cannot run: its target as written and the reason."""
+    out: dict[str, Any] = {"enabled": False, "unusable": reason}
+    title = written.get("title")
+    if isinstance(title, str) and title:
+        out["title"] = title
+    command, url, transport = written.get("command"), written.get("url"), written.get("transport")
+    if isinstance(url, str) and url and not isinstance(command, str):
+        remote = transport if transport in ("streamable_http", "sse", "websocket") else infer_transport({"url": url})
+        return {**out, "transport": remote, "url": url}
+    args = written.get("args")
+    listed_args = [arg for arg in args if isinstance(arg, str)] if isinstance(args, list) else []
+    return {**out, "transport": "stdio", "command": command if isinstance(command, str) and command else "(none)",
+            "args": listed_args}  # fmt: skip
 
 
 def _finish_transport(entry: Entry, client: ClientFormat) -> None:
@@ -297,8 +365,12 @@ def _input_definitions(doc: Mapping[str, Any], client: ClientFormat) -> dict[str
 
 
 def _report_other_keys(doc: Mapping[str, Any], client: ClientFormat, label: str) -> None:
-    mcp_keys = {root_key(client), "inputs", "projects", "experimental"}
+    root = root_key(client)
+    mcp_keys = {root, "inputs", "projects", "experimental"}
     others = [str(key) for key in doc if key not in mcp_keys]
+    for key in others:
+        if root not in doc and difflib.get_close_matches(key, [root], n=1, cutoff=TYPO_CUTOFF):
+            logger.warning("%s: %s: not a key %s knows; ignored. Did you mean %r?", label, key, client.title, root)
     if others:
         logger.debug(
             "%s: %d key(s) that are not MCP configuration left alone: %s", label, len(others), ", ".join(others)

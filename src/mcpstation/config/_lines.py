@@ -11,10 +11,12 @@ import bisect
 import json
 import re
 from json.decoder import scanstring  # type: ignore[attr-defined]  # in the stdlib, missing from its stubs
-
-import yaml
+from typing import TYPE_CHECKING
 
 from mcpstation.config._problem import Loc, Problem
+
+if TYPE_CHECKING:
+    import yaml
 
 LineMap = dict[Loc, int]
 
@@ -87,6 +89,8 @@ def json_lines(text: str) -> LineMap:
 
 def yaml_lines(text: str) -> LineMap:
     """Scan valid YAML `text` through its node tree. Raises `Problem` on a duplicate key."""
+    import yaml  # loaded only when a YAML file is read
+
     lines: LineMap = {}
     root = yaml.compose(text, Loader=yaml.SafeLoader)
     if root is not None:
@@ -95,6 +99,8 @@ def yaml_lines(text: str) -> LineMap:
 
 
 def _walk_yaml(node: yaml.Node, where: Loc, lines: LineMap) -> None:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             place: Loc = (*where, str(key_node.value))

@@ -7,12 +7,14 @@ its name and its `name` as the title.
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Mapping
 from typing import Any
 
-from mcpstation.config._converted import Converted, check_keys, expect_mapping
-from mcpstation.config._problem import Problem
+from mcpstation.config._converted import Converted, expect_mapping
+from mcpstation.config._detect import CLIENT_ROOT_KEYS
+from mcpstation.config._problem import Problem, unknown_key
 from mcpstation.config._servers import ServerList
 
 logger = logging.getLogger(__name__)
@@ -33,7 +35,7 @@ def convert_native(doc: Mapping[str, Any], *, lenient_list: bool = False) -> Con
         if others:
             logger.debug("keys beside the servers list left alone: %s", ", ".join(map(str, others)))
         doc = {key: value for key, value in doc.items() if key in TOP_LEVEL_KEYS}
-    check_keys(doc, TOP_LEVEL_KEYS, ())
+    _check_top_level(doc)
     out = Converted({key: value for key, value in doc.items() if key != "servers"})
     servers = ServerList(out)
     raw_servers = doc.get("servers", [])
@@ -47,3 +49,18 @@ def convert_native(doc: Mapping[str, Any], *, lenient_list: bool = False) -> Con
     else:
         raise Problem(("servers",), "expected a table of servers ([servers.NAME]) or a list.")
     return out
+
+
+def _check_top_level(doc: Mapping[str, Any]) -> None:
+    """Raise on the first unknown top-level key; a near miss of another client's root key is named as such."""
+    for key in doc:
+        if key in TOP_LEVEL_KEYS:
+            continue
+        close = difflib.get_close_matches(str(key), [*TOP_LEVEL_KEYS, *CLIENT_ROOT_KEYS], n=1)
+        if close and close[0] in CLIENT_ROOT_KEYS:
+            raise Problem(
+                (key,),
+                f"unknown key. Did you mean {close[0]!r}? Other clients keep their servers there, "
+                "and mcpstation reads their files as they write them.",
+            )
+        raise Problem((key,), unknown_key(str(key), TOP_LEVEL_KEYS))

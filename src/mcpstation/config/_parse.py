@@ -8,8 +8,6 @@ import tomllib
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import yaml
-
 from mcpstation.config._jsonc import blank_jsonc
 from mcpstation.config._lines import LineMap, json_lines, toml_lines, yaml_lines
 from mcpstation.config._problem import Problem
@@ -50,6 +48,8 @@ def parse_document(text: str, fmt: Format, *, comments: bool = False) -> Documen
         except json.JSONDecodeError as exc:
             raise Problem((), f"invalid JSON: {exc.msg}.", line=exc.lineno) from None
         return Document(data, json_lines(text))
+    import yaml  # loaded only when a YAML file is read
+
     try:
         data = yaml.safe_load(text)
         lines = yaml_lines(text)

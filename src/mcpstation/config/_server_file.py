@@ -1,11 +1,12 @@
 """One server file as the editor sees it: where its servers are, in whose vocabulary, and the edits.
 
 Shapes edited: native TOML `[servers.NAME]` (or `[[servers]]`), the JSON list `{"servers": [...]}`,
-a native JSON `{"servers": {NAME: ...}}`, and the JSON/JSONC or TOML file of any client whose
-servers are a mapping (Claude Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline, Roo Code,
-Zed, Gemini CLI, Codex). A client's file gets new servers in that client's own keys (`serverUrl`
-for Windsurf, `http_headers` for Codex, ...). JSON is edited as text (`_json_edit.py`), TOML
-through `tomlkit`: either way every key the editor does not own, and every comment, stays.
+a native JSON or YAML `{"servers": {NAME: ...}}`, and the file of every client: JSON/JSONC (Claude
+Desktop, Claude Code, Cursor, VS Code, Windsurf, Cline, Roo Code, Zed, Gemini CLI), TOML (Codex)
+and YAML (Continue's list, goose's extensions, LibreChat). A client's file gets new servers in that
+client's own keys (`serverUrl` for Windsurf, `http_headers` for Codex, `cmd` for goose, ...). JSON
+is edited as text (`_json_edit.py`), TOML through `tomlkit`, YAML through ruamel.yaml
+(`_yaml_edit.py`): every key the editor does not own, and every comment, stays.
 """
 
 from __future__ import annotations
@@ -28,10 +29,11 @@ from mcpstation.config._jsonc import has_jsonc_syntax
 from mcpstation.config._lines import LineMap
 from mcpstation.config._problem import Loc, Problem
 from mcpstation.config._servers import infer_transport
+from mcpstation.config._yaml_edit import YamlText
 from mcpstation.config.models import TRANSPORT_ALIASES
 from mcpstation.errors import ConfigError, UsageError
 
-Fmt = Literal["json", "toml"]
+Fmt = Literal["json", "toml", "yaml"]
 ShapeKind = Literal["table", "list", "client"]
 _EDITABLE_LAYOUTS = (
     Layout.MCP_SERVERS,
@@ -40,6 +42,8 @@ _EDITABLE_LAYOUTS = (
     Layout.SETTINGS_MCP,
     Layout.CONTEXT_SERVERS,
     Layout.MCP_SERVERS_TOML,
+    Layout.SERVER_LIST,
+    Layout.EXTENSIONS,
 )
 _EXCLUDED: Loc = ("mcp", "excluded")  # Gemini CLI's list of servers switched off
 
@@ -68,9 +72,12 @@ class ServerFile:
         self._fmt = fmt
         self._json: JsonText | None = None
         self._toml: tomlkit.TOMLDocument | None = None
+        self._yaml: YamlText | None = None
         try:
             if fmt == "toml":
                 self._toml = tomlkit.parse(text or "")
+            elif fmt == "yaml":
+                self._yaml = YamlText(text or "")
             else:
                 self._json = JsonText(text or "", comments=allows_comments(path) or _has_comments(text))
         except tomlkit.exceptions.ParseError as exc:
@@ -84,6 +91,8 @@ class ServerFile:
     def dumps(self) -> str:
         if self._toml is not None:
             return tomlkit.dumps(self._toml)
+        if self._yaml is not None:
+            return self._yaml.dumps()
         assert self._json is not None
         return self._json.text
 
@@ -98,6 +107,9 @@ class ServerFile:
     # -- edits -----------------------------------------------------------------------------------
 
     def add(self, name: str, fields: Mapping[str, Any]) -> None:
+        if self._kind == "list" and self._client is not None:  # Continue: a list of entries that name themselves
+            self._append(self._root, {"name": name, **_in_client_keys(self._client, fields)})
+            return
         if self._kind == "list":
             key = "id" if self._uses_ids() else "name"
             renamed = {
@@ -105,7 +117,7 @@ class ServerFile:
             }
             self._append(self._root, {key: name, **renamed})
             return
-        entry = dict(fields) if self._client is None else _in_client_keys(self._client, fields)
+        entry = dict(fields) if self._client is None else _in_client_keys(self._client, fields, name=name)
         self._set((*self._root, name), entry)
 
     def remove(self, name: str) -> None:
@@ -148,6 +160,13 @@ class ServerFile:
                     path=str(self._path),
                 )
             root: Loc = ("mcp", "servers") if client.layout is Layout.SETTINGS_MCP else (root_key(client),)
+            if client.layout is Layout.SERVER_LIST:
+                if not isinstance(data.get("mcpServers", []), builtins.list):
+                    raise ConfigError(
+                        f"{client.title}'s servers are not a list this command edits; edit the file by hand.",
+                        path=str(self._path),
+                    )
+                return "list", root, client
             return "client", root, client
         if "mcp" in data:
             raise ConfigError(
@@ -245,6 +264,8 @@ class ServerFile:
     def _plain_root(self) -> Any:
         if self._toml is not None:
             return _plain(self._toml)
+        if self._yaml is not None:
+            return _plain(self._yaml.data)
         assert self._json is not None
         return self._json.data
 
@@ -264,6 +285,9 @@ class ServerFile:
         if self._json is not None:
             self._json = self._json.set(where, value)
             return
+        if self._yaml is not None:
+            self._yaml.set(where, value)
+            return
         assert self._toml is not None
         container: Any = self._toml
         for part in where[:-1]:
@@ -273,6 +297,9 @@ class ServerFile:
         container[where[-1]] = _toml_table(value, self._kind) if isinstance(value, Mapping) else _toml_value(value)
 
     def _append(self, where: Loc, value: Mapping[str, Any]) -> None:
+        if self._yaml is not None:
+            self._yaml.append(where, dict(value))
+            return
         if self._json is not None:
             if not self._json.has(where):
                 self._json = self._json.set(where, [dict(value)])
@@ -291,6 +318,9 @@ class ServerFile:
         if self._json is not None:
             self._json = self._json.remove(where)
             return
+        if self._yaml is not None:
+            self._yaml.remove(where)
+            return
         assert self._toml is not None
         container: Any = self._toml
         for part in where[:-1]:
@@ -299,8 +329,11 @@ class ServerFile:
         del container[where[-1]]  # type: ignore[arg-type]  # a key for tables, an index for arrays
 
 
-def _in_client_keys(client: ClientFormat, fields: Mapping[str, Any]) -> dict[str, Any]:
+def _in_client_keys(client: ClientFormat, fields: Mapping[str, Any], *, name: str | None = None) -> dict[str, Any]:
     """Native fields (`command`, `url`, `transport`, ...) in the client's own keys.
+
+    A key with a dot (`requestOptions.headers`) is a table within the entry. `name` goes to the
+    client's `name_key` when it keeps one (goose's display name), unless a title is given.
 
     Raises:
         UsageError: a field the client's file has no place for.
@@ -321,17 +354,27 @@ def _in_client_keys(client: ClientFormat, fields: Mapping[str, Any]) -> dict[str
             raise UsageError(
                 f"{client.title}'s file has no place for {field!r}; put this server in an mcpstation.toml instead."
             )
-        out[key] = value
-    if isinstance(transport, str) and transport != "stdio":
+        *tables, last = key.split(".")
+        target = out
+        for table in tables:
+            target = target.setdefault(table, {})
+        target[last] = value
+    if client.name_key is not None and name is not None:
+        out.setdefault(client.name_key, name)
+    written = transport if isinstance(transport, str) else "stdio"
+    if written != "stdio" or client.typed:
         if client.write_types is not None:
-            if transport not in client.write_types:
-                raise UsageError(f"{client.title} does not speak the {transport!r} transport.")
-            out = {"type": client.write_types[transport], **out}
-        elif transport not in (("streamable_http", "sse") if client.id == "windsurf" else ("streamable_http",)):
-            raise UsageError(f"{client.title} does not speak the {transport!r} transport.")
-    elif client.layout is Layout.SERVERS and client.write_types is not None:
-        out = {"type": client.write_types["stdio"], **out}  # VS Code asks for a type on every server
-    return out
+            if written not in client.write_types:
+                raise UsageError(f"{client.title} does not speak the {written!r} transport.")
+            out = {"type": client.write_types[written], **out}
+        elif written not in (("streamable_http", "sse") if client.id == "windsurf" else ("streamable_http",)):
+            raise UsageError(f"{client.title} does not speak the {written!r} transport.")
+    fixed = {
+        key: value
+        for key, value in client.write_fixed.items()
+        if key not in out and not (key == "args" and written != "stdio")  # a remote server has no arguments
+    }
+    return {**out, **fixed}
 
 
 def _target(fields: Mapping[str, Any]) -> str:

@@ -217,6 +217,8 @@ def _decide(found: FoundFile, server: ForeignServer, taken: Mapping[str, Importe
 
     if server.skipped is not None:
         return made(ImportStatus.SKIPPED, server.skipped)
+    if server.problem is not None:
+        return made(ImportStatus.INVALID, server.unusable)
     first = taken.get(server.name)
     if first is not None:
         if _same(first.fields, fields):

@@ -1,22 +1,21 @@
-"""Edit a JSON or TOML server file in place: list, add, remove, enable and disable servers.
+"""Edit a server file in place (JSON, JSONC, TOML, YAML): list, add, remove, enable and disable servers.
 
 What `mcpstation servers ... --config-file FILE` runs (add/remove/enable/disable). Every edit:
 
 1. takes an exclusive lock on the sidecar `FILE.lock` (`fcntl.flock`), so concurrent editors in
    other processes queue instead of losing each other's changes;
 2. re-reads the file and changes only the server entry concerned: TOML through `tomlkit`, JSON
-   and JSONC as text (`_json_edit.py`), so comments, key order, unrelated keys and formatting stay;
+   and JSONC as text (`_json_edit.py`), YAML through ruamel.yaml (`_yaml_edit.py`), so comments,
+   key order, unrelated keys and formatting stay;
 3. writes a temporary file beside it, fsyncs it and `os.replace`s the original, so a reader sees
    the old file or the new one, never half of one;
-4. loads the result with `load_config` and, if it no longer loads, puts the previous bytes back
-   and raises.
+4. loads the result with `load_config` and, if it no longer loads (or the server added could not
+   run), puts the previous bytes back and raises.
 
-Shapes edited (`_server_file.py`): native TOML `[servers.NAME]` (or `[[servers]]`), the
-JSON list `{"servers": [{"id": ...}]}`, a native JSON `{"servers": {NAME: ...}}`, and the JSON/JSONC or
-TOML file of every client that keeps its servers in a mapping (Claude Desktop, Claude Code,
-Cursor, VS Code, Windsurf, Cline, Roo Code, Zed, Gemini CLI, Codex), in that client's own keys.
-Every key the editor does not own stays, and so do comments (TOML and JSONC). The `mcp` block of
-`mcp`-block files and YAML files are read by the loader but not edited here.
+Shapes edited (`_server_file.py`): native `[servers.NAME]` (or `[[servers]]`), the JSON list
+`{"servers": [{"id": ...}]}`, and every client's file in that client's own keys: Claude Desktop,
+Claude Code, Cursor, VS Code, Windsurf, Cline, Roo Code, Zed, Gemini CLI, Codex, Continue,
+goose, LibreChat. The `mcp` block of `mcp`-block files is read by the loader but not edited here.
 """
 
 from __future__ import annotations
@@ -43,7 +42,7 @@ __all__ = ["LOCK_TIMEOUT_S", "NEW_FILE_MODE", "ServerEntry", "ServerFileEditor"]
 
 
 class ServerFileEditor:
-    """Edits the servers of one JSON or TOML file; safe against concurrent editors in other processes.
+    """Edits the servers of one JSON, TOML or YAML file; safe against concurrent editors in other processes.
 
     Reads (`list`) are cached by the file's identity and modification time.
     """
@@ -66,7 +65,7 @@ class ServerFileEditor:
         """The servers in file order.
 
         Raises:
-            ConfigError: the file is missing, unreadable, not valid JSON/TOML, or of a shape this
+            ConfigError: the file is missing, unreadable, not valid JSON/TOML/YAML, or of a shape this
                 editor does not handle.
         """
         try:
@@ -94,7 +93,7 @@ class ServerFileEditor:
         if not isinstance(name, str) or not name:
             raise UsageError("a server needs a 'name'.")
         fields = {key: value for key, value in spec.items() if key != "name" and value is not None}
-        with self._editing() as document:
+        with self._editing(runs=name) as document:
             if name in document.names():
                 raise UsageError(
                     f"{self._path} already has a server {name!r}. Remove it first, or choose another name."
@@ -126,8 +125,12 @@ class ServerFileEditor:
     # -- the edit cycle --------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _editing(self, *, create: bool = True) -> Iterator[ServerFile]:
-        """Lock, read, let the caller change the document, write atomically, validate or roll back."""
+    def _editing(self, *, create: bool = True, runs: str | None = None) -> Iterator[ServerFile]:
+        """Lock, read, let the caller change the document, write atomically, validate or roll back.
+
+        `runs`: a server that must be able to run afterwards (a client's file keeps one that cannot,
+        listed with why; an edit must not write one).
+        """
         with self._locked():
             try:
                 before: bytes | None = self._path.read_bytes()
@@ -141,12 +144,17 @@ class ServerFileEditor:
             yield document
             self._write(document.dumps().encode("utf-8"))
             try:
-                load_config(self._path, environ=_EveryVariableSet(), ask=None)
+                config = load_config(self._path, environ=_EveryVariableSet(), ask=None)
             except ConfigError as exc:
                 self._restore(before)
                 raise ConfigError(
                     f"the change was not saved: the file would no longer load ({exc}).", path=str(self._path)
                 ) from exc
+            unusable = next((spec.unusable for spec in config.servers if spec.name == runs), None)
+            if unusable is not None:
+                self._restore(before)
+                raise ConfigError(f"the change was not saved: server {runs!r} could not run ({unusable}).",
+                                  path=str(self._path))  # fmt: skip
             self._cache = None
 
     @contextlib.contextmanager
@@ -251,11 +259,13 @@ def _format_of(path: Path) -> Fmt:
     suffix = path.suffix.lower()
     if suffix == ".toml":
         return "toml"
-    if suffix == ".json":
+    if suffix in (".json", ".jsonc"):
         return "json"
+    if suffix in (".yaml", ".yml"):
+        return "yaml"
     raise ConfigError(
-        f"this command edits .json and .toml server files, not {suffix or 'files without an extension'}; "
-        "edit the file by hand.",
+        f"this command edits .json, .jsonc, .toml and .yaml server files, not {suffix or 'files without an extension'}"
+        "; edit the file by hand.",
         path=str(path),
     )
 

@@ -8,6 +8,7 @@ was expected.
 
 from __future__ import annotations
 
+import enum
 import logging
 import os
 import sys
@@ -15,15 +16,17 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from mcpstation.config._clients import CLIENT_IDS, ClientFormat, client_by_id
+from mcpstation.config._converted import Converted
 from mcpstation.config._detect import allows_comments, detect
 from mcpstation.config._expand import expand
-from mcpstation.config._foreign import default_options, read_foreign
+from mcpstation.config._foreign import ForeignFile, ForeignServer, default_options, read_foreign
 from mcpstation.config._formats import to_native
 from mcpstation.config._inputs import InputAsker, terminal_asker
 from mcpstation.config._jsonc import has_jsonc_syntax
-from mcpstation.config._lines import line_of
+from mcpstation.config._lines import LineMap, line_of
 from mcpstation.config._parse import Document, Format, parse_document
 from mcpstation.config._problem import Problem, render_path
+from mcpstation.config._servers import ServerList
 from mcpstation.config._validate import validate
 from mcpstation.config.models import StationConfig, StdioServerSpec
 from mcpstation.errors import ConfigError, MissingVariablesError
@@ -32,7 +35,7 @@ logger = logging.getLogger(__name__)
 
 CONFIG_ENV_VAR = "MCPSTATION_CONFIG"
 DEFAULT_CONFIG_NAME = "mcpstation.toml"
-_FORMATS: dict[str, Format] = {".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
+_FORMATS: dict[str, Format] = {".toml": "toml", ".json": "json", ".jsonc": "json", ".yaml": "yaml", ".yml": "yaml"}
 # Folders a client keeps a project's config in: `<project>/.vscode/mcp.json`.
 PROJECT_FOLDERS = (".vscode", ".cursor", ".roo", ".gemini", ".zed", ".codex", ".continue", ".windsurf")
 
@@ -70,7 +73,7 @@ def load_config(
     fmt = _FORMATS.get(file.suffix.lower())
     if fmt is None:
         raise ConfigError(
-            f"unknown config format {file.suffix!r}; expected .toml, .json, .yaml or .yml.", path=str(file)
+            f"unknown config format {file.suffix!r}; expected .toml, .json, .jsonc, .yaml or .yml.", path=str(file)
         )
     try:
         text = file.read_text(encoding="utf-8")
@@ -110,16 +113,101 @@ def parse_config(
             asker = terminal_asker() if isinstance(ask, _Terminal) else ask
             options = default_options(environ, ask=asker, workspace=workspace or workspace_of(source))
             read = read_foreign(document.data, foreign, options, label=label, lines=lines)
-            if read.missing:
-                raise MissingVariablesError(read.missing, path=label)
-            converted = read.converted()
+            converted = settle_entries(read, lines, source=source, label=label)
             logger.debug("%s: read as %s's configuration", label, foreign.title)
     except Problem as problem:
         line = problem.line if problem.line is not None or lines is None else line_of(lines, problem.where)
         raise ConfigError(problem.message, path=label, line=line, key=render_path(problem.where) or None) from None
     config = validate(converted, document.lines, source=source, label=label)
+    if source is not None:
+        config = anchor_paths(config, Path(workspace or workspace_of(source) or Path(source).expanduser().parent))
     _log_presets(config)
     return config
+
+
+def anchor_paths(config: StationConfig, base: Path) -> StationConfig:
+    """Relative commands and working directories of stdio servers, taken from `base`, not the cwd.
+
+    An editor starts the station from anywhere, so `./bin/server` means the one beside the config
+    file (or, for a client's project file such as `.vscode/mcp.json`, in its project). A relative
+    command of a server with its own `cwd` is taken from that `cwd`; `~` is the user's home.
+    """
+    base = base.expanduser().absolute()
+    servers = tuple(_anchored(spec, base) if isinstance(spec, StdioServerSpec) else spec for spec in config.servers)
+    if servers == config.servers:
+        return config
+    return config.model_copy(update={"servers": servers})
+
+
+def _anchored(spec: StdioServerSpec, base: Path) -> StdioServerSpec:
+    cwd = None if spec.cwd is None else str(base / Path(spec.cwd).expanduser())
+    command = spec.command
+    if "/" in command or (os.altsep is not None and os.altsep in command) or command.startswith("~"):
+        command = str(Path(cwd or base) / Path(command).expanduser())
+    if (command, cwd) == (spec.command, spec.cwd):
+        return spec
+    return spec.model_copy(update={"command": command, "cwd": cwd})
+
+
+class _Failure(enum.Enum):
+    """Why a client's server cannot run, in the order a file that none of them can run reports them."""
+
+    READING = 1  # a value could not be read: an env file, an input, a value of the wrong kind
+    VARIABLES = 2  # variables without a value
+    FIELDS = 3  # its fields do not make a server
+
+
+def settle_entries(read: ForeignFile, lines: LineMap, *, source: str | None, label: str) -> Converted:
+    """A client's file as its client reads it: one server at a time.
+
+    A server that cannot run (an env file that is missing, an input nobody gives, variables
+    without a value, fields that do not make a server, an extension the client runs itself) is
+    kept as a disabled entry whose `unusable` says why, and every other server runs.
+
+    Raises:
+        ConfigError: no enabled server of the file can run, and at least one because of an error
+            in it: the first error in reading, else a `MissingVariablesError` naming every
+            variable, else the first invalid server.
+    """
+    failures: list[tuple[_Failure, ConfigError]] = []
+    for server in read.servers:
+        failure = _failure(server, lines, source=source, label=label)
+        if failure is not None:
+            server.refused = str(failure[1])
+            failures.append(failure)
+    if failures and not any(server.unusable is None and server.enabled for server in read.servers):
+        first = min(failures, key=lambda failure: failure[0].value)
+        if first[0] is _Failure.VARIABLES:
+            names = [
+                name for kind, error in failures if isinstance(error, MissingVariablesError) for name in error.names
+            ]
+            raise MissingVariablesError(names, path=label)
+        raise first[1]
+    for server in read.servers:
+        if server.unusable is not None and server.skipped is None:
+            logger.warning("%s: server %r cannot run and is left out: %s", label, server.name, server.unusable)
+    return read.converted(listing=True)
+
+
+def _failure(
+    server: ForeignServer, lines: LineMap, *, source: str | None, label: str
+) -> tuple[_Failure, ConfigError] | None:
+    if server.problem is not None:
+        where = server.problem.where
+        line = server.problem.line if server.problem.line is not None else line_of(lines, where)
+        error = ConfigError(server.problem.message, path=label, line=line, key=render_path(where) or None)
+        return _Failure.READING, error
+    if server.missing:
+        return _Failure.VARIABLES, MissingVariablesError(server.missing, path=label)
+    if server.skipped is not None:
+        return None
+    alone = Converted()
+    ServerList(alone).add(server.fields, server.where, name=server.name, origins=server.origins)
+    try:
+        validate(alone, lines, source=source, label=label)
+    except ConfigError as exc:
+        return _Failure.FIELDS, exc
+    return None
 
 
 def read_document(

@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Discriminator,
     Field,
+    PrivateAttr,
     SecretStr,
     Tag,
     TypeAdapter,
@@ -28,7 +29,8 @@ from pydantic import (
     model_validator,
 )
 
-from mcpstation.config.presets import preset_servers
+from mcpstation.config.environment import NETWORK_VARIABLES
+from mcpstation.config.presets import FetchOptions, preset_servers
 
 NamingMode = Literal["prefix", "namespace", "bare"]
 ToolSearchMode = Literal["off", "auto", "on"]
@@ -110,6 +112,18 @@ class _ServerBase(_Frozen):
     idle_stop_s: float | None = Field(
         default=None, gt=0, description="A lazy server without requests this long is stopped; unset: [station]."
     )
+    unusable: str | None = Field(
+        default=None,
+        description="Why this entry of another client's file cannot run (an env file that is missing, an input "
+        "nobody gives, an extension the client runs itself); such an entry is listed, never started.",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unusable_never_starts(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("unusable"):
+            return {**data, "enabled": False}
+        return data
 
     @field_validator("protocol")
     @classmethod
@@ -160,10 +174,33 @@ class StdioServerSpec(_ServerBase, _OwnTransportLimits):
     args: tuple[str, ...] = ()
     env: dict[str, SecretStr] = Field(default_factory=dict)
     cwd: str | None = None
+    inherit_env: tuple[str, ...] = Field(
+        default=(),
+        description="Names or globs of the station's environment variables this server also gets, besides the "
+        "network ones a server from the config inherits anyway (mcpstation.config.environment).",
+    )
+    # What the child inherits when the spec belongs to the user's own config: the network
+    # variables and `[station] inherit_env` added to its own `inherit_env` (set by StationConfig).
+    _config_inherits: tuple[str, ...] | None = PrivateAttr(default=None)
 
     @property
     def target(self) -> str:
         return " ".join([self.command, *self.args])
+
+    @property
+    def inherited_env(self) -> tuple[str, ...]:
+        """Names and globs of the station's variables the child gets (besides the SDK's short list).
+
+        A server of the user's own config (a `StationConfig`): `NETWORK_VARIABLES`, `[station]
+        inherit_env` and its own `inherit_env`. Any other (added at run time): its own only.
+        """
+        return self.inherit_env if self._config_inherits is None else self._config_inherits
+
+    def from_config(self, station_inherits: tuple[str, ...]) -> StdioServerSpec:
+        """A copy marked as the user's own: it inherits the network variables and `station_inherits`."""
+        copy = self.model_copy()
+        copy._config_inherits = tuple(dict.fromkeys((*NETWORK_VARIABLES, *station_inherits, *self.inherit_env)))
+        return copy
 
 
 class _RemoteBase(_ServerBase):
@@ -381,6 +418,11 @@ class StationSettings(_Frozen):
         "start-up budget not yet running; a stdio server that only waits lends its slot meanwhile. Unset: 4 per CPU "
         "core, between 8 and 16.",
     )
+    inherit_env: tuple[str, ...] = Field(
+        default=(),
+        description="Names or globs of environment variables every server of this config gets from the station, "
+        "besides the SDK's short list and the network variables (proxies, CA bundles, package indexes).",
+    )
 
     @property
     def concurrent_starts(self) -> int:
@@ -523,9 +565,29 @@ class StationConfig(_Frozen):
     def _presets_made_explicit(self) -> StationConfig:
         # The enabled presets become ordinary entries of `servers` (first), so what a station runs
         # is what its config says. Idempotent: a preset whose name is taken is not added again.
-        presets = [_STATION_SPEC.validate_python(entry) for entry in preset_servers(self)]
+        chosen, policy = self.presets, self.policy
+        fetch = FetchOptions(
+            chosen.fetch_server, chosen.fetch_user_agent, chosen.fetch_ignore_robots_txt,
+            policy.allowed_internal_hosts, policy.allowed_internal_cidrs, policy.fetch_block_internal,
+        ) if chosen.fetch_enabled else None  # fmt: skip
+        entries = preset_servers(
+            fetch=fetch,
+            exa=chosen.exa_enabled,
+            names={spec.name for spec in self.servers},
+            urls=[spec.url for spec in self.servers if isinstance(spec, _RemoteBase)],
+        )
+        presets = [_STATION_SPEC.validate_python(entry) for entry in entries]
         if presets:
             object.__setattr__(self, "servers", (*presets, *self.servers))
+        return self
+
+    @model_validator(mode="after")
+    def _servers_are_the_users_own(self) -> StationConfig:
+        # A stdio server of a config inherits the network variables and `[station] inherit_env`;
+        # one validated on its own (added at run time) does not. Copies: a spec may be shared.
+        inherits = self.station.inherit_env
+        marked = (spec.from_config(inherits) if isinstance(spec, StdioServerSpec) else spec for spec in self.servers)
+        object.__setattr__(self, "servers", tuple(marked))
         return self
 
     @field_validator("servers")

@@ -65,6 +65,7 @@ from mcpstation.connection.transports import (
     RequestGuard,
     Streams,
     TransportContext,
+    command_not_found,
     open_sse_fallback,
     open_transport,
     resolve_command,
@@ -242,7 +243,7 @@ class Session:
         spec = self.owner.spec
         precheck = self.support.precheck
         if isinstance(spec, StdioServerSpec) and resolve_command(spec) is None:
-            raise FileNotFoundError(2, "command not found", spec.command)
+            raise command_not_found(spec)
         if precheck is not None and (refusal := await precheck(spec)) is not None:
             raise ServerStartError(f"refused before connecting: {refusal}", server=self.name)
         budget = startup_budget_s(spec, self.owner.settings)

@@ -13,9 +13,12 @@ compatibility section and VS Code do.
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
-from collections.abc import AsyncIterator, Awaitable, Callable
+import sys
+import sysconfig
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import IO, Any
@@ -27,6 +30,7 @@ from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT, create_mcp_http_client
 
+from mcpstation.config.environment import inherited_variables
 from mcpstation.config.models import (
     AnyServerSpec,
     InProcessServerSpec,
@@ -38,11 +42,12 @@ from mcpstation.config.models import (
 from mcpstation.connection._inprocess import inprocess_transport
 from mcpstation.connection._stdio import stdio_transport
 from mcpstation.connection._tool_budget import ToolBudget
-from mcpstation.connection._websocket import websocket_transport
 from mcpstation.connection.limits import InboundLimits
 from mcpstation.connection.stats import TransportStats
+from mcpstation.errors import ServerStartError
 
 Streams = tuple[Any, Any]
+NEAREST_CUTOFF = 0.75  # how close a name must be to a missing command to be offered as "nearest"
 RequestGuard = Callable[[httpx2.Request], Awaitable[None]]
 """Judges every request an HTTP transport's client is about to send (OAuth flow's included); raises to refuse."""
 
@@ -99,17 +104,64 @@ def _event_hooks(context: TransportContext) -> dict[str, list[Any]]:
 TransportFactory = Callable[[Any, TransportContext], AbstractAsyncContextManager[Streams]]
 
 
-def child_environment(spec: StdioServerSpec) -> dict[str, str]:
-    """The SDK's allowlisted environment plus the server's own `env`, never the station's whole one."""
-    return get_default_environment() | {key: value.get_secret_value() for key, value in spec.env.items()}
+def child_environment(spec: StdioServerSpec, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """What the server's process gets: never the station's whole environment (`environ`, default ours).
+
+    The SDK's short list (HOME, LOGNAME, PATH, SHELL, TERM, USER), then the variables the spec
+    inherits (`spec.inherited_env`: for a server of the user's config, the network ones and
+    `inherit_env`), then the server's own `env`, which wins.
+    """
+    inherited = inherited_variables(os.environ if environ is None else environ, spec.inherited_env)
+    own = {key: value.get_secret_value() for key, value in spec.env.items()}
+    return get_default_environment() | inherited | own
+
+
+def own_scripts_folder() -> str:
+    """The folder of the station's own environment's executables (a venv's `bin`), where its own
+    dependencies' commands (`mcp-server-time`, `mcpstation`) live even when the venv is not active."""
+    return sysconfig.get_path("scripts") or os.path.join(sys.prefix, "Scripts" if os.name == "nt" else "bin")
 
 
 def resolve_command(spec: StdioServerSpec) -> str | None:
-    """The executable `spec.command` names, looked up on the child's PATH; None when missing."""
-    if os.sep in spec.command:
+    """The executable `spec.command` names; None when missing.
+
+    A bare name is looked up on the child's PATH, then in the station's own scripts folder; a
+    path is taken as is (a relative one from `cwd`: the config loader made it absolute already
+    when it came from a file).
+    """
+    if os.sep in spec.command or (os.altsep is not None and os.altsep in spec.command):
         path = spec.command if os.path.isabs(spec.command) or spec.cwd is None else os.path.join(spec.cwd, spec.command)
-        return path if os.access(path, os.X_OK) else None
-    return shutil.which(spec.command, path=child_environment(spec).get("PATH"))
+        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    found = shutil.which(spec.command, path=child_environment(spec).get("PATH"))
+    return found or shutil.which(spec.command, path=own_scripts_folder())
+
+
+def command_not_found(spec: StdioServerSpec) -> ServerStartError:
+    """The error for a command `resolve_command` did not find: where it looked, and the nearest name there."""
+    if os.sep in spec.command:
+        full = os.path.join(spec.cwd or os.getcwd(), spec.command)  # an absolute command stays itself
+        where = [os.path.dirname(full)]
+        looked = f"looked for {os.path.normpath(full)}"
+    else:
+        path = child_environment(spec).get("PATH") or ""
+        where = [*(folder for folder in path.split(os.pathsep) if folder), own_scripts_folder()]
+        looked = f"looked on PATH ({path or 'empty'}) and in {own_scripts_folder()}"
+    nearest = _nearest_executable(os.path.basename(spec.command), where)
+    hint = f"; nearest: {nearest}" if nearest else ""
+    return ServerStartError(f"command not found: {spec.command} ({looked}{hint})", server=spec.name)
+
+
+def _nearest_executable(name: str, folders: Sequence[str]) -> str | None:
+    candidates: dict[str, str] = {}
+    for folder in dict.fromkeys(folders):
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            continue
+        for entry in entries:
+            candidates.setdefault(entry, os.path.join(folder, entry))
+    close = difflib.get_close_matches(name, list(candidates), n=1, cutoff=NEAREST_CUTOFF)
+    return candidates[close[0]] if close else None
 
 
 def inbound_limits(spec: StdioServerSpec | WebSocketServerSpec, base: InboundLimits | None = None) -> InboundLimits:
@@ -125,7 +177,7 @@ def inbound_limits(spec: StdioServerSpec | WebSocketServerSpec, base: InboundLim
 
 def _stdio(spec: StdioServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
     params = StdioServerParameters(
-        command=spec.command, args=list(spec.args), env=child_environment(spec), cwd=spec.cwd
+        command=resolve_command(spec) or spec.command, args=list(spec.args), env=child_environment(spec), cwd=spec.cwd
     )
     return stdio_transport(
         params,
@@ -176,6 +228,8 @@ def _sse(
 
 
 def _websocket(spec: WebSocketServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
+    from mcpstation.connection._websocket import websocket_transport  # `websockets` loads for such a server only
+
     return websocket_transport(
         spec.url,
         remote_headers(spec),

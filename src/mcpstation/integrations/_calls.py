@@ -14,7 +14,8 @@ from typing import Any
 
 import anyio
 
-from mcpstation.catalog import CatalogTool, anthropic_tools
+from mcpstation.catalog import CatalogTool
+from mcpstation.catalog.schemas import object_schema
 from mcpstation.config.models import Role
 from mcpstation.integrations._content import Answer
 from mcpstation.pipeline import Caller, Face
@@ -31,8 +32,8 @@ def resolve_caller(caller: Caller | None, framework: str) -> Caller:
 
 
 def parameters_schema(tool: CatalogTool) -> dict[str, Any]:
-    """The tool's input schema as an object schema every provider accepts (the catalog's export of it)."""
-    return dict(anthropic_tools([tool])[0]["input_schema"])
+    """The tool's input schema as the server wrote it, made an object (each framework converts it itself)."""
+    return object_schema(tool)
 
 
 class ArgumentsError(ValueError):

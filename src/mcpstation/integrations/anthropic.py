@@ -21,18 +21,26 @@ from __future__ import annotations
 from typing import Any
 
 from mcpstation.catalog import anthropic_tools, defer_anthropic_tools
+from mcpstation.catalog.compile import Target
 from mcpstation.errors import UsageError
 from mcpstation.integrations._calls import ArgumentsError, PendingCall, call_all, json_arguments, resolve_caller
 from mcpstation.integrations._content import Answer, Media, Text
 from mcpstation.integrations._payloads import as_list, as_object, plain
+from mcpstation.integrations._provider import incoming
 from mcpstation.pipeline import Caller
 from mcpstation.station import Station
 
 FRAMEWORK = "anthropic"
 
 
-def tools(station: Station, *, caller: Caller | None = None, defer: bool = False) -> list[dict[str, Any]]:
+def tools(
+    station: Station, *, caller: Caller | None = None, defer: bool = False, strict: bool = False
+) -> list[dict[str, Any]]:
     """The tools `caller`'s model is handed (its LLM surface), as the Messages API's `tools=`.
+
+    Each schema is compiled for Anthropic (`catalog.compile`); `strict=True` asks for strict tool
+    use within the request's budget (20 tools, 24 optional and 16 union-typed properties), tools
+    with side effects first; the others are sent plain.
 
     With tool search on for the caller, that is its pinned tools plus `mcp_search_tools` and
     `mcp_call_tool`. `defer=True` lets the API search instead: every tool the caller may see, the
@@ -41,9 +49,9 @@ def tools(station: Station, *, caller: Caller | None = None, defer: bool = False
     """
     resolved = resolve_caller(caller, FRAMEWORK)
     if not defer:
-        return anthropic_tools(station.tools_for(resolved))
+        return anthropic_tools(station.tools_for(resolved), strict=strict)
     surface = station.requests.surface_for(resolved)
-    exported = anthropic_tools(surface.visible)
+    exported = anthropic_tools(surface.visible, strict=strict)
     if not surface.search:
         return exported
     return defer_anthropic_tools(exported, {tool.name for tool in surface.pinned})
@@ -71,7 +79,8 @@ async def run_tool_uses(
             pending.append((use["name"], json_arguments(use.get("input"))))
         except ArgumentsError as exc:
             pending.append((use["name"], exc))
-    answers = await call_all(station, pending, resolve_caller(caller, FRAMEWORK))
+    resolved = resolve_caller(caller, FRAMEWORK)
+    answers = await call_all(station, incoming(station, resolved, Target.ANTHROPIC, pending), resolved)
     return [_tool_result(use["id"], answer) for use, answer in zip(uses, answers, strict=True)]
 
 

@@ -30,10 +30,12 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from mcpstation.catalog import defer_openai_tools, openai_tools, sanitize
+from mcpstation.catalog.compile import Target
 from mcpstation.errors import UsageError
 from mcpstation.integrations._calls import ArgumentsError, PendingCall, call_all, json_arguments, resolve_caller
 from mcpstation.integrations._content import Answer, Media, MediaKind, Text
 from mcpstation.integrations._payloads import as_list, as_object, plain
+from mcpstation.integrations._provider import incoming
 from mcpstation.pipeline import Caller
 from mcpstation.station import Station
 
@@ -43,10 +45,14 @@ AUDIO_FORMATS = {"audio/wav": "wav", "audio/x-wav": "wav", "audio/wave": "wav", 
 
 
 def tools(
-    station: Station, *, caller: Caller | None = None, api: Api = "chat", defer: bool = False
+    station: Station, *, caller: Caller | None = None, api: Api = "chat", defer: bool = False, strict: bool = False
 ) -> list[dict[str, Any]]:
     """The tools `caller`'s model is handed (its LLM surface), as `tools=` for Chat Completions
     (`api="chat"`) or Responses.
+
+    Each schema is compiled for OpenAI (`catalog.compile`); `strict=True` asks for Structured
+    Outputs, per tool where strict mode can express it (`"strict": true` on that tool). The nulls
+    strict mode makes the model send for optional arguments are removed by `run_tool_calls`.
 
     With tool search on for the caller, that is its pinned tools plus `mcp_search_tools` and
     `mcp_call_tool`. `defer=True` (Responses only) lets the API search instead: every tool the caller
@@ -62,11 +68,10 @@ def tools(
         raise UsageError("deferred loading exists only in the Responses API: pass api='responses' with defer=True")
     resolved = resolve_caller(caller, FRAMEWORK)
     surface = station.requests.surface_for(resolved)
-    exported = openai_tools(surface.visible if defer else surface.tools)
+    exported = openai_tools(surface.visible if defer else surface.tools, strict=strict)
     if api == "chat":
         return exported
-    # Responses takes the function's fields flat; MCP schemas are rarely strict-mode schemas.
-    flat = [{"type": "function", **tool["function"], "strict": False} for tool in exported]
+    flat = [{"type": "function", **tool["function"]} for tool in exported]  # Responses takes them flat
     if not defer or not surface.search:
         return flat
     namespaces = {tool.name: sanitize(tool.server) for tool in surface.visible}
@@ -155,7 +160,7 @@ async def _run_chat(
     for call_id, call in zip(ids, functions, strict=True):
         function = as_object(call.get("function"), f"tool call {call_id!r}'s 'function'")
         pending.append(_pending(function.get("name"), function.get("arguments"), f"tool call {call_id!r}"))
-    answers = await call_all(station, pending, caller)
+    answers = await call_all(station, incoming(station, caller, Target.OPENAI_STRICT, pending), caller)
     messages: list[dict[str, Any]] = [
         {"role": "tool", "tool_call_id": call_id, "content": _chat_text(answer)}
         for call_id, answer in zip(ids, answers, strict=True)
@@ -195,7 +200,7 @@ async def _run_responses(station: Station, items: list[Any], caller: Caller) -> 
         _pending(call.get("name"), call.get("arguments"), f"function call {call_id!r}")
         for call_id, call in zip(ids, calls, strict=True)
     ]
-    answers = await call_all(station, pending, caller)
+    answers = await call_all(station, incoming(station, caller, Target.OPENAI_STRICT, pending), caller)
     return [
         {"type": "function_call_output", "call_id": call_id, "output": _responses_output(answer)}
         for call_id, answer in zip(ids, answers, strict=True)

@@ -1,26 +1,31 @@
 """The one request pipeline: resolution (with the LLM surface's meta-tools), then visibility, audit, caller
-layers, URL guard, bounds, route."""
+layers, argument check, URL guard, bounds, route."""
 
+from mcpstation.pipeline.arguments import ArgumentCheck
 from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, Caller, Face
+from mcpstation.pipeline.kinds import KINDS, Kind, RequestKind, Upstream
 from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
-from mcpstation.pipeline.request import Handler, Layer, Request, RequestKind
+from mcpstation.pipeline.request import Handler, Layer, Request
 from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
 from mcpstation.pipeline.surface import META_TOOLS, Surface, SurfaceTotals, ToolSurface
-from mcpstation.pipeline.url_guard import UrlGuardLayer
+from mcpstation.pipeline.url_guard import UrlGuardLayer, needs_url_guard
 from mcpstation.pipeline.visibility import Visibility
 
 __all__ = [
     "CALLER_META_KEY",
     "CALLER_SCOPE_KEY",
+    "KINDS",
     "META_TOOLS",
     "OUTCOME_META_KEY",
+    "ArgumentCheck",
     "AuditTrail",
     "Bounds",
     "Caller",
     "Face",
     "Handler",
+    "Kind",
     "Layer",
     "Pipeline",
     "Request",
@@ -29,8 +34,10 @@ __all__ = [
     "Surface",
     "SurfaceTotals",
     "ToolSurface",
+    "Upstream",
     "UrlGuardLayer",
     "Visibility",
     "assemble",
     "compose",
+    "needs_url_guard",
 ]

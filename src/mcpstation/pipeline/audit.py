@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -26,7 +27,10 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcpstation.catalog import AnyResult
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.request import Handler, Request
-from mcpstation.store import CallEntry, Store
+from mcpstation.store import CallEntry
+
+if TYPE_CHECKING:
+    from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
 

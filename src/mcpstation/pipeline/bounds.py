@@ -1,25 +1,20 @@
 """The bounds layer: what any request returns is cut to what an LLM can read, or refused when huge.
 
 Over `hard_max_result_bytes` the request fails (`Outcome.TOO_LARGE`) with a hint to ask for less;
-over `max_result_bytes` (per server, else the station's) tool content is cut in the middle,
-head and tail kept and marked. Prompt messages and resource contents get the hard cap; they are
-documents a caller asked for whole, and cutting them silently would change their meaning.
+over `max_result_bytes` (per server, else the station's) the content of the kinds whose row says
+`cut` (tool results) is cut in the middle, head and tail kept and marked. Prompt messages and
+resource contents get the hard cap only; they are documents a caller asked for whole, and cutting
+them silently would change their meaning. A result says its own size (`Result.content_bytes`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from mcpstation.catalog import (
-    AnyResult,
-    PromptResult,
-    ResourceResult,
-    ToolResult,
-    content_size,
-    resource_contents_size,
-)
+from mcpstation.catalog import AnyResult
 from mcpstation.config.models import StationSettings
 from mcpstation.outcomes import Outcome
+from mcpstation.pipeline.kinds import KINDS
 from mcpstation.pipeline.request import Handler, Request
 
 
@@ -39,7 +34,7 @@ class Bounds:
     def apply(self, request: Request, result: AnyResult) -> AnyResult:
         if not result.ok:
             return result
-        size = _size(result)
+        size = result.content_bytes()
         if size is None:
             return result
         settings = self._settings()
@@ -50,17 +45,6 @@ class Bounds:
                 f"{settings.hard_max_result_bytes} bytes; ask for less (a narrower query, a page, a range)",
                 duration_s=result.duration_s,
             )
-        if isinstance(result, ToolResult):
-            cap = self._server_cap(request.server) or settings.max_result_bytes
-            return result.capped(cap, size=size)
+        if KINDS[request.kind].cut:
+            return result.capped(self._server_cap(request.server) or settings.max_result_bytes, size=size)
         return result
-
-
-def _size(result: AnyResult) -> int | None:
-    if isinstance(result, ToolResult):
-        return content_size(result.content)
-    if isinstance(result, PromptResult):
-        return sum(content_size((message.content,)) for message in result.messages)
-    if isinstance(result, ResourceResult):
-        return resource_contents_size(result.contents)
-    return None

@@ -1,12 +1,16 @@
 """`Pipeline`: the one front door. Every face's every request is resolved here and sent through the
 same composed layers, with the caller's identity:
 
-    resolve ─> visibility ─> audit ─> caller layers (metrics, tracing) ─> URL guard ─> bounds ─> route
+    resolve ─> visibility ─> audit ─> caller layers (metrics, tracing) ─> argument check ─> URL guard
+            ─> bounds ─> route
 
 `assemble` is the one place the order is written. Visibility is outermost, so a hidden entry is
 answered exactly like an absent one and never reaches audit or metrics. Audit (and the caller's
-layers) come before the guard and the bounds, so a refused or oversized answer is recorded with
-its outcome like any other. A layer with nothing to do for this station is left out.
+layers) come before the rules that refuse (argument check, guard) and the bounds, so a refused or
+oversized answer is recorded with its outcome like any other. The argument check comes before the
+URL guard: it is local and costs a microsecond, while the guard may resolve host names, which is
+wasted on a call that is refused anyway (and whose refusal should name what to fix first). A layer
+with nothing to do for this station is left out.
 
 Resolution also answers the tool-search meta-tools (`surface.py`): `mcp_search_tools` from the
 search index, `mcp_call_tool` by resolving its target and sending that down the same path, so the
@@ -39,13 +43,15 @@ from mcpstation.catalog import (
 )
 from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.outcomes import Outcome
+from mcpstation.pipeline.arguments import ArgumentCheck
 from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import Caller
-from mcpstation.pipeline.request import CompletionRef, Handler, Layer, Request, RequestKind, failure
+from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
+from mcpstation.pipeline.request import Handler, Layer, Request
 from mcpstation.pipeline.surface import CALL_TOOL, Surface, SurfaceTotals, ToolSurface
 from mcpstation.pipeline.url_guard import UrlGuardLayer
-from mcpstation.pipeline.visibility import Visibility, not_found_message
+from mcpstation.pipeline.visibility import Visibility
 
 SUGGESTIONS = 3  # did-you-mean names offered for an unknown name
 
@@ -65,6 +71,7 @@ def assemble(
     bounds: Bounds,
     audit: AuditTrail | None = None,
     caller_layers: Sequence[Layer] = (),
+    arguments: ArgumentCheck | None = None,
     url_guard: UrlGuardLayer | None = None,
 ) -> Handler:
     """Every request's path, outermost first (see the module docstring for why in this order)."""
@@ -72,6 +79,8 @@ def assemble(
     if audit is not None:
         layers.append(audit.layer)
     layers.extend(caller_layers)
+    if arguments is not None:
+        layers.append(arguments)
     if url_guard is not None:
         layers.append(url_guard)
     layers.append(bounds)
@@ -315,7 +324,7 @@ class Pipeline:
         if owner is not None and not self.visibility.can_see(caller, owner):
             owner = None
         if owner is not None and (reason := self._offline_reason(owner)) is not None:
-            return failure(RequestKind.CALL_TOOL, name, Outcome.UNAVAILABLE, reason, server=owner, target=None)
+            return KINDS[RequestKind.CALL_TOOL].failure(name, Outcome.UNAVAILABLE, reason, server=owner, target=None)
         visible = [t.name for t in self.visible_tools(caller) if owner is None or t.server == owner]
         return self._not_found(RequestKind.CALL_TOOL, name, caller, visible, visible_already=True)
 
@@ -325,9 +334,8 @@ class Pipeline:
         if not visible_already and kind is RequestKind.GET_PROMPT:
             names = [p.name for p in self.prompts_for(caller)]
         suggestions = difflib.get_close_matches(name, names, n=SUGGESTIONS, cutoff=0.6) if names else []
-        return failure(
-            kind, name, Outcome.NOT_FOUND, not_found_message(kind, name, suggestions), server=None, target=None
-        )
+        row = KINDS[kind]
+        return row.failure(name, Outcome.NOT_FOUND, row.not_found(name, suggestions), server=None, target=None)
 
 
 def _match(matcher: UriTemplate | None, uri: str) -> dict[str, str] | None:

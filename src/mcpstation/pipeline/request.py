@@ -1,13 +1,12 @@
 """`Request`: one resolved request on its way through the pipeline, whatever its kind.
 
-A face says what it wants by public name (a tool or prompt) or URI; resolution
-(`pipeline/resolve.py`) finds the owner in the catalog and builds a `Request`; every layer sees
-the same type and answers with the result type of its kind (`Request.fail` builds one).
+A face says what it wants by public name (a tool or prompt) or URI; resolution (`Pipeline` in
+`pipeline.py`) finds the owner in the catalog and builds a `Request`; every layer sees the same
+type and answers with the result type of its kind (`Request.fail` builds one from the kinds table).
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,30 +14,11 @@ from typing import Any
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
 
-from mcpstation.catalog import (
-    AnyResult,
-    CompletionResult,
-    PromptResult,
-    ResourceResult,
-    SubscriptionResult,
-    ToolResult,
-)
+from mcpstation.catalog import AnyResult
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.caller import Caller
+from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
 
-
-class RequestKind(enum.StrEnum):
-    """Every kind of request a caller can send to a server, by its MCP method."""
-
-    CALL_TOOL = "tools/call"
-    GET_PROMPT = "prompts/get"
-    READ_RESOURCE = "resources/read"
-    SUBSCRIBE = "resources/subscribe"
-    UNSUBSCRIBE = "resources/unsubscribe"
-    COMPLETE = "completion/complete"
-
-
-CompletionRef = types.PromptReference | types.ResourceTemplateReference
 WEB_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
 
 
@@ -70,8 +50,8 @@ class Request:
         upstream_error: types.ErrorData | None = None,
     ) -> AnyResult:
         """The result of this request's kind for a request that produced no usable answer."""
-        return failure(
-            self.kind, self.name, outcome, error, server=self.server, target=self.target, duration_s=duration_s,
+        return KINDS[self.kind].failure(
+            self.name, outcome, error, server=self.server, target=self.target, duration_s=duration_s,
             structured=structured, upstream_error=upstream_error,
         )  # fmt: skip
 
@@ -85,35 +65,9 @@ class Request:
         values = list(self.context_arguments.values()) if self.context_arguments else []
         if self.uri_variables:
             values.extend(self.uri_variables.values())
-        if self.kind in (RequestKind.READ_RESOURCE, RequestKind.SUBSCRIBE, RequestKind.UNSUBSCRIBE):
-            if self.target.split(":", 1)[0].lower() in WEB_SCHEMES:
-                values.append(self.target)
+        if KINDS[self.kind].uri_target and self.target.split(":", 1)[0].lower() in WEB_SCHEMES:
+            values.append(self.target)
         return values
-
-
-def failure(
-    kind: RequestKind,
-    name: str,
-    outcome: Outcome,
-    error: str,
-    *,
-    server: str | None,
-    target: str | None,
-    duration_s: float = 0.0,
-    structured: dict[str, Any] | None = None,
-    upstream_error: types.ErrorData | None = None,
-) -> AnyResult:
-    """A failed result of `kind`, for requests that may not even have resolved."""
-    common: dict[str, Any] = {"error": error, "duration_s": duration_s, "upstream_error": upstream_error}
-    if kind is RequestKind.CALL_TOOL:
-        return ToolResult.failure(name, outcome, server=server, tool=target, structured=structured, **common)
-    if kind is RequestKind.GET_PROMPT:
-        return PromptResult(outcome, name, server, target, **common)
-    if kind is RequestKind.READ_RESOURCE:
-        return ResourceResult(outcome, name, server, **common)
-    if kind is RequestKind.COMPLETE:
-        return CompletionResult(outcome, name, server, **common)
-    return SubscriptionResult(outcome, name, server, **common)
 
 
 Handler = Callable[[Request], Awaitable[AnyResult]]

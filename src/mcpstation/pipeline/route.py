@@ -1,7 +1,8 @@
 """The route: the innermost handler, from a resolved request to its owner's connection and back.
 
 It turns the request into the connection's `Operation`, sends it, and normalises the answer into
-the result type of its kind. Every station error on the way becomes a result with that error's
+the result type of its kind, as the kind's row in `kinds.py` says; a kind the station answers
+itself goes to its handler (`answers`) instead. Every station error on the way becomes a result with that error's
 own `outcome`; nothing here, or above, reads an error's message to learn what happened.
 
 A request for a lazy server between runs starts it: the request waits for it within its own
@@ -11,28 +12,20 @@ budget (its timeout, else the server's call timeout) and runs with what is left.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
 
-from mcpstation.catalog import AnyResult, CompletionResult, PromptResult, ResourceResult, SubscriptionResult, ToolResult
+from mcpstation.catalog import AnyResult, ToolResult
 from mcpstation.config.models import InProcessServerSpec
 from mcpstation.connection import ServerConnection
-from mcpstation.connection.operations import (
-    CallTool,
-    Complete,
-    GetPrompt,
-    Operation,
-    ReadResource,
-    Subscribe,
-    Unsubscribe,
-)
 from mcpstation.errors import CallError, RemoteError, ServerError
 from mcpstation.outcomes import Outcome
-from mcpstation.pipeline.request import Request, RequestKind
+from mcpstation.pipeline.kinds import KINDS, RequestKind
+from mcpstation.pipeline.request import Handler, Request
 
 CALLER_META_KEY = "io.mcpstation/caller"
 """`_meta` key carrying the caller to the station's own in-process servers (never to others)."""
@@ -50,11 +43,21 @@ class Router:
         self,
         connection_of: Callable[[str], ServerConnection | None],
         offline_reason: Callable[[str], str | None],
+        *,
+        answers: Mapping[RequestKind, Handler] | None = None,
     ) -> None:
+        """`answers`: the handlers of the kinds the station answers itself (their row has no `operation`)."""
         self._connection_of = connection_of
         self._offline_reason = offline_reason
+        self._answers = dict(answers or {})
 
     async def __call__(self, request: Request) -> AnyResult:
+        upstream = KINDS[request.kind].upstream
+        if upstream is None:
+            answer = self._answers.get(request.kind)
+            if answer is None:
+                return request.fail(Outcome.UNAVAILABLE, f"this station does not answer {request.kind} requests")
+            return await answer(request)
         connection = self._connection_of(request.server)
         started = time.perf_counter()
         timeout_s = request.timeout_s
@@ -66,12 +69,13 @@ class Router:
         if connection is None or not connection.is_ready:
             reason = self._offline_reason(request.server) or f"server {request.server!r} is not running"
             return request.fail(Outcome.UNAVAILABLE, reason)
+        own = isinstance(connection.spec, InProcessServerSpec)  # the station's own servers are told the caller
         try:
             raw = await connection.request(
-                _operation(request),
+                upstream.operation(request),
                 timeout_s=timeout_s,
                 progress=request.progress,
-                meta=_meta(request, connection),
+                meta=_meta(request, own) if own or request.meta else None,
             )
         except (CallError, ServerError) as exc:
             cause = exc.__cause__
@@ -81,8 +85,8 @@ class Router:
                 duration_s=time.perf_counter() - started,
                 upstream_error=cause.error if isinstance(exc, RemoteError) and isinstance(cause, MCPError) else None,
             )
-        result = _normalised(request, raw, time.perf_counter() - started)
-        if isinstance(connection.spec, InProcessServerSpec) and isinstance(result, ToolResult):
+        result = upstream.answer(request, raw, time.perf_counter() - started)
+        if own and isinstance(result, ToolResult):
             result = _own_outcome(result)
         return result
 
@@ -96,25 +100,9 @@ class Router:
         return request.fail(Outcome.UNAVAILABLE, reason, duration_s=waited_s)
 
 
-def _operation(request: Request) -> Operation[Any]:
-    kind = request.kind
-    if kind is RequestKind.CALL_TOOL:
-        return CallTool(request.target, request.arguments)
-    if kind is RequestKind.GET_PROMPT:
-        return GetPrompt(request.target, {key: str(value) for key, value in request.arguments.items()})
-    if kind is RequestKind.READ_RESOURCE:
-        return ReadResource(request.target)
-    if kind is RequestKind.SUBSCRIBE:
-        return Subscribe(request.target)
-    if kind is RequestKind.UNSUBSCRIBE:
-        return Unsubscribe(request.target)
-    assert request.ref is not None, "a completion request carries its reference"
-    return Complete(request.ref, {k: str(v) for k, v in request.arguments.items()}, request.context_arguments)
-
-
-def _meta(request: Request, connection: ServerConnection) -> types.RequestParamsMeta | None:
+def _meta(request: Request, own: bool) -> types.RequestParamsMeta | None:
     meta: dict[str, Any] = dict(request.meta) if request.meta else {}
-    if isinstance(connection.spec, InProcessServerSpec):
+    if own:
         caller = request.caller
         meta[CALLER_META_KEY] = {"identity": caller.identity, "role": str(caller.role), "face": str(caller.face)}
     return meta or None  # type: ignore[return-value]
@@ -127,20 +115,3 @@ def _own_outcome(result: ToolResult) -> ToolResult:
     if isinstance(named, str) and named in Outcome.__members__.values() and not result.ok:
         return replace(result, outcome=Outcome(named))
     return result
-
-
-def _normalised(request: Request, raw: Any, duration_s: float) -> AnyResult:
-    kind = request.kind
-    if kind is RequestKind.CALL_TOOL:
-        return ToolResult.from_sdk(
-            raw, name=request.name, server=request.server, tool=request.target, duration_s=duration_s
-        )
-    if kind is RequestKind.GET_PROMPT:
-        return PromptResult.from_sdk(
-            raw, name=request.name, server=request.server, prompt=request.target, duration_s=duration_s
-        )
-    if kind is RequestKind.READ_RESOURCE:
-        return ResourceResult.from_sdk(raw, uri=request.target, server=request.server, duration_s=duration_s)
-    if kind is RequestKind.COMPLETE:
-        return CompletionResult.from_sdk(raw, name=request.name, server=request.server, duration_s=duration_s)
-    return SubscriptionResult(Outcome.OK, request.target, request.server, duration_s=duration_s)

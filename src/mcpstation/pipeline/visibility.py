@@ -14,7 +14,8 @@ from mcpstation.catalog import AnyResult
 from mcpstation.config.models import AnyServerSpec, Role
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.caller import Caller
-from mcpstation.pipeline.request import Handler, Request, RequestKind
+from mcpstation.pipeline.kinds import KINDS
+from mcpstation.pipeline.request import Handler, Request
 
 SpecLookup = Callable[[str], AnyServerSpec | None]
 
@@ -44,25 +45,11 @@ class Visibility:
         """The outermost layer: a hidden entry answers exactly like an unknown one."""
 
         async def visible_only(request: Request) -> AnyResult:
-            tool = request.target if request.kind is RequestKind.CALL_TOOL else None
-            if request.caller.role is Role.ADMIN or self.can_see(request.caller, request.server, tool):
+            if request.caller.role is Role.ADMIN:
                 return await handler(request)
-            return request.fail(Outcome.NOT_FOUND, not_found_message(request.kind, request.name))
+            row = KINDS[request.kind]
+            if self.can_see(request.caller, request.server, request.target if row.roles_by_target else None):
+                return await handler(request)
+            return request.fail(Outcome.NOT_FOUND, row.not_found(request.name))
 
         return visible_only
-
-
-_KIND_WORDS: dict[RequestKind, str] = {
-    RequestKind.CALL_TOOL: "tool",
-    RequestKind.GET_PROMPT: "prompt",
-    RequestKind.READ_RESOURCE: "resource or template matching",
-    RequestKind.SUBSCRIBE: "resource or template matching",
-    RequestKind.UNSUBSCRIBE: "resource or template matching",
-    RequestKind.COMPLETE: "prompt or resource template",
-}
-
-
-def not_found_message(kind: RequestKind, name: str, suggestions: list[str] | None = None) -> str:
-    """`no tool 'x'. Did you mean 'y'?`: the same words whether the entry is hidden or absent."""
-    hint = f" Did you mean {', '.join(repr(s) for s in suggestions)}?" if suggestions else ""
-    return f"no {_KIND_WORDS[kind]} {name!r}.{hint}"

@@ -1,14 +1,24 @@
-"""Paths whose content anyone on the machine could swap: world-writable files and directories.
+"""Paths whose content someone else on the machine could swap, judged as OpenSSH's `safe_path` and sudo do.
 
-A path is refused when it, or any directory above it, is world-writable (sticky or not: in a
-sticky `/tmp` anyone can create the name first, or after a cleaner removed ours), judged on the
-path as written and on where its symlinks lead. Paths under the usual shared temporary
-directories are refused by name too, so a path that does not exist yet (and a machine that
-names them differently) is judged the same. Only `stat` is called; nothing is opened.
+Every existing component of the path, from the file up to `/`, must be owned by root or by the
+station's user and be writable by neither group nor others. One exception: a sticky directory
+(`/tmp`) may be writable by all when the entry below it on the path is owned by root or the
+station's user, because in a sticky directory only an entry's owner can rename or remove it. A
+part that does not exist yet is judged by the directory it would be created in: under a
+directory others can write to (sticky or not) anyone could create it first, so it is refused.
+
+The path is judged as written and where its symlinks lead. A path under a shared temporary
+directory that this machine does not have (`/private/tmp` on Linux) is refused by name. Only
+`stat` is called; nothing is opened.
+
+What remains: a temporary-files cleaner (systemd-tmpfiles, tmpreaper) may delete our entry in a
+sticky directory when it is old enough, and someone could then create the name first. Keep
+executables and servers' working directories out of sticky directories that are cleaned.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import posixpath
 import re
@@ -19,6 +29,8 @@ SHARED_DIRECTORIES = ("/tmp", "/var/tmp", "/dev/shm", "/run/shm", "/run/lock", "
                       "/private/var/tmp")  # fmt: skip
 WINDOWS_SHARED_DIRECTORIES = ("c:\\windows\\temp", "c:\\temp", "c:\\users\\public", "c:\\programdata")
 STDIN_NAMES = frozenset({"/dev/stdin", "/dev/tty", "con", "conin$"})
+_MISSING = frozenset({errno.ENOENT, errno.ENOTDIR})
+_SHARED_WRITE = stat.S_IWGRP | stat.S_IWOTH
 
 
 def is_path(value: str) -> bool:
@@ -52,28 +64,53 @@ def world_writable_reason(path: str, *, base: str | None = None) -> str | None:
         return None
     absolute = path if path.startswith("/") else posixpath.join(base or os.getcwd(), path)
     lexical = _lexical(absolute)
+    trusted = frozenset({0, os.geteuid()})
     for candidate in dict.fromkeys((lexical, _lexical(os.path.realpath(lexical)))):
-        for shared in SHARED_DIRECTORIES:
-            if candidate == shared or candidate.startswith(shared + "/"):
-                return f"{path} lives under {shared}, which every user on this machine can write to"
-        reason = _writable_on_disk(candidate, path)
+        reason = _shared_by_name(candidate, path) or _unsafe_on_disk(candidate, path, trusted)
         if reason is not None:
             return reason
     return None
 
 
-def _writable_on_disk(candidate: str, shown: str) -> str | None:
-    current = candidate
-    while True:
+def _shared_by_name(candidate: str, shown: str) -> str | None:
+    """A path under a shared temporary directory this machine lacks: refused as that directory would be."""
+    for shared in SHARED_DIRECTORIES:
+        if (candidate == shared or candidate.startswith(shared + "/")) and not os.path.lexists(shared):
+            return f"{shown} lives under {shared}, which every user on this machine can write to"
+    return None
+
+
+def _components(candidate: str) -> list[str]:
+    """`candidate` and every directory above it, the file first and `/` last."""
+    chain = [candidate]
+    while (parent := posixpath.dirname(chain[-1])) != chain[-1]:
+        chain.append(parent)
+    return chain
+
+
+def _unsafe_on_disk(candidate: str, shown: str, trusted: frozenset[int]) -> str | None:
+    below: str | None = None  # the component under the current one, None at the file itself
+    below_owner: int | None = None  # its owner as an entry (a symlink's own), None when it does not exist
+    for current in _components(candidate):
         try:
-            mode = os.stat(current).st_mode
-        except OSError:
-            mode = None  # missing: whoever may write its parent decides what it will be
-        if mode is not None and mode & stat.S_IWOTH:
-            if current == candidate:
-                return f"{shown} is world-writable; anyone on this machine could replace it"
-            return f"{shown} lives under world-writable directory {current}"
-        parent = posixpath.dirname(current)
-        if parent == current:
-            return None
-        current = parent
+            info = os.stat(current)
+            entry_owner = os.lstat(current).st_uid
+        except OSError as exc:
+            if exc.errno not in _MISSING:
+                return f"{shown} cannot be checked: {current}: {exc.strerror}"
+            below, below_owner = current, None
+            continue
+        if info.st_uid not in trusted or entry_owner not in trusted:
+            owner = info.st_uid if info.st_uid not in trusted else entry_owner
+            return f"{shown}: {current} belongs to uid {owner}, neither root nor this station's user"
+        if info.st_mode & _SHARED_WRITE:
+            who = "world" if info.st_mode & stat.S_IWOTH else "group"
+            if below is None:
+                return f"{shown} is {who}-writable; another user could replace it"
+            sticky = stat.S_ISDIR(info.st_mode) and info.st_mode & stat.S_ISVTX
+            if not sticky:
+                return f"{shown} lives under {who}-writable directory {current}"
+            if below_owner is None:
+                return f"{shown} does not exist yet, and anyone could create {below} first in {current}"
+        below, below_owner = current, entry_owner
+    return None

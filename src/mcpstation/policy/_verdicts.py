@@ -21,6 +21,7 @@ class Rule(StrEnum):
     # deny
     EMPTY_COMMAND = "empty_command"
     SHELL_SYNTAX = "shell_syntax"
+    HOST_VARIABLE = "host_variable"  # a run-time add refers to the station's own variables
     RELATIVE_PATH = "relative_path"
     WORLD_WRITABLE = "world_writable"
     ENV_HIJACK = "env_hijack"
@@ -51,6 +52,9 @@ class Rule(StrEnum):
     WORKING_DIRECTORY = "working_directory"
     REMOTE_HOST = "remote_host"
     UNKNOWN_OPTION = "unknown_option"
+    INHERITED_ENV = "inherited_env"  # a server added at run time asks for some of the station's variables
+    TRANSPORT_ENV = "transport_env"  # a run-time add sets proxies or TLS trust
+    SENSITIVE_PATH = "sensitive_path"  # a run-time add hands its server the root, the home folder or a secret store
     # allow
     ALLOWED_PACKAGE = "allowed_package"
     ALLOWED_MODULE = "allowed_module"

@@ -3,7 +3,9 @@
 The rule: what an agent may add is limited by `allowed_dynamic_stdio_commands` and
 `allowed_dynamic_url_prefixes`; an empty list forbids that kind. Being on the command list only
 means the command may be used: what it runs is judged by the classifier with the packages on
-`allowed_packages`, so `npx` on the list does not vouch for `npx -y anything`. A URL must pass
+`allowed_packages`, so `npx` on the list does not vouch for `npx -y anything`. Nor does an
+allowlisted package vouch for what it is handed: its arguments and environment are judged too
+(`_runtime.py`: the station's variables, shell syntax, proxies and TLS trust, sensitive paths). A URL must pass
 the SSRF guard; hosts the operator names in an allowlisted URL prefix (say
 `http://localhost:3000/`) count as explicitly allowed.
 """
@@ -17,6 +19,8 @@ from urllib.parse import urlsplit
 
 from mcpstation.config.models import PolicySettings, ServerSpec, StdioServerSpec
 from mcpstation.policy._paths import is_absolute
+from mcpstation.policy._runtime import runtime_verdicts
+from mcpstation.policy._verdicts import CommandVerdict, confirm, worst
 from mcpstation.policy.commands import Rule, Verdict, classify_command
 from mcpstation.policy.urls import UrlGuard
 
@@ -89,7 +93,34 @@ def admit_command(spec: StdioServerSpec, policy: PolicySettings) -> Admission:
         allowed_commands=allowed,
         cwd=spec.cwd,
     )
-    return Admission(verdict.verdict, verdict.reason, verdict.rule)
+    if verdict.verdict is Verdict.DENY:
+        return Admission(verdict.verdict, verdict.reason, verdict.rule)
+    problems = runtime_verdicts(spec.args, env, cwd=spec.cwd)
+    if spec.inherit_env:
+        names = ", ".join(spec.inherit_env)
+        problems.append(
+            confirm(
+                Rule.INHERITED_ENV,
+                f"it asks for the station's own environment variables ({names}): "
+                "a server added at run time inherits none unless a person approves",
+            )
+        )
+    return _combined(verdict, problems)
+
+
+def _combined(verdict: CommandVerdict, problems: list[CommandVerdict]) -> Admission:
+    """The classifier's verdict, made stricter by what a run-time add hands its command.
+
+    The most severe decides the rule; every reason of that severity is said, the classifier's first.
+    """
+    decisive = worst([verdict, *problems])
+    if decisive is verdict:
+        reasons = [verdict.reason, *(p.reason for p in problems if p.verdict is verdict.verdict)]
+        return Admission(verdict.verdict, "; also ".join(reasons), verdict.rule)
+    reasons = [p.reason for p in problems if p.verdict is decisive.verdict]
+    if verdict.verdict is Verdict.ALLOW:
+        reasons.append(f"the command itself is allowed ({verdict.reason})")
+    return Admission(decisive.verdict, "; ".join(reasons), decisive.rule)
 
 
 async def _admit_url(url: str, policy: PolicySettings, guard: UrlGuard | None) -> Admission:

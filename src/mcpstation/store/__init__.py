@@ -1,31 +1,41 @@
 """The store: dynamic servers, call and management audit, API tokens, tool pins and OAuth credentials in a database.
 
 SQLite in the data directory by default, PostgreSQL given its URL; the schema is migrated with
-Alembic when a `Store` opens.
+Alembic when a `Store` opens and is behind.
+
+The names below are imported when first used (PEP 562): the records and the data directory cost
+nothing, while `Store` brings SQLAlchemy, so a module that only names `Store` in annotations
+imports it under `TYPE_CHECKING` and a station without a store never loads the database layer.
 """
 
-from mcpstation.store._location import DATA_DIR_ENV_VAR, DATABASE_FILE_NAME, default_data_dir
-from mcpstation.store._signals import ChangeSignal
-from mcpstation.store._specs import REDACTED
-from mcpstation.store.records import (
-    CALL_OUTCOMES,
-    ROLES,
-    SERVER_STATUSES,
-    ActionRecord,
-    ApiToken,
-    CachedCatalog,
-    CallEntry,
-    CallOutcome,
-    CallRecord,
-    ChangeKind,
-    ChangeRecord,
-    DynamicServer,
-    OAuthCredentials,
-    Role,
-    ServerStatus,
-    ToolPin,
-)
-from mcpstation.store.store import Store
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcpstation.store._location import DATA_DIR_ENV_VAR, DATABASE_FILE_NAME, default_data_dir
+    from mcpstation.store._signals import ChangeSignal
+    from mcpstation.store._specs import REDACTED
+    from mcpstation.store.records import (
+        CALL_OUTCOMES,
+        ROLES,
+        SERVER_STATUSES,
+        ActionRecord,
+        ApiToken,
+        CachedCatalog,
+        CallEntry,
+        CallOutcome,
+        CallRecord,
+        ChangeKind,
+        ChangeRecord,
+        DynamicServer,
+        OAuthCredentials,
+        Role,
+        ServerStatus,
+        ToolPin,
+    )
+    from mcpstation.store.store import Store
 
 __all__ = [
     "CALL_OUTCOMES",
@@ -51,3 +61,44 @@ __all__ = [
     "ToolPin",
     "default_data_dir",
 ]
+
+_HOMES: dict[str, str] = {
+    **dict.fromkeys(("DATA_DIR_ENV_VAR", "DATABASE_FILE_NAME", "default_data_dir"), "mcpstation.store._location"),
+    "ChangeSignal": "mcpstation.store._signals",
+    "REDACTED": "mcpstation.store._specs",
+    **dict.fromkeys(
+        (
+            "CALL_OUTCOMES",
+            "ROLES",
+            "SERVER_STATUSES",
+            "ActionRecord",
+            "ApiToken",
+            "CachedCatalog",
+            "CallEntry",
+            "CallOutcome",
+            "CallRecord",
+            "ChangeKind",
+            "ChangeRecord",
+            "DynamicServer",
+            "OAuthCredentials",
+            "Role",
+            "ServerStatus",
+            "ToolPin",
+        ),
+        "mcpstation.store.records",
+    ),
+    "Store": "mcpstation.store.store",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'mcpstation.store' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

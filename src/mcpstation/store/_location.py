@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-
-from sqlalchemy.engine import URL, make_url
-from sqlalchemy.exc import ArgumentError
+from typing import TYPE_CHECKING
 
 from mcpstation.errors import StoreError
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import URL
 
 DATA_DIR_ENV_VAR = "MCPSTATION_DATA_DIR"
 DATABASE_FILE_NAME = "mcpstation.db"
@@ -38,6 +39,9 @@ def database_url(url: str | None, *, data_dir: Path | None = None) -> URL:
     Raises:
         StoreError: the URL does not parse, or names a database other than SQLite or PostgreSQL.
     """
+    from sqlalchemy.engine import URL, make_url  # the database layer loads when a store opens
+    from sqlalchemy.exc import ArgumentError
+
     if url is None:
         directory = default_data_dir() if data_dir is None else data_dir.expanduser()
         return URL.create("sqlite+aiosqlite", database=str(directory / DATABASE_FILE_NAME))

@@ -10,18 +10,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
-import asyncpg  # type: ignore[import-untyped]  # ships no type information
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from mcpstation.errors import StoreError
-from mcpstation.store._changes import NOTIFY_CHANNEL
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 UNLISTEN_TIMEOUT_S = 2.0  # bound on handing the listening connection back
-# What the driver raises on its own connection (SQLAlchemy does not wrap calls made on it directly).
-_DRIVER_ERRORS = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.exceptions.InternalClientError, OSError)
 
 
 class ChangeSignal:
@@ -67,13 +65,19 @@ async def change_signal(engine: AsyncEngine) -> AsyncIterator[ChangeSignal]:
     if engine.dialect.name != "postgresql":
         yield ChangeSignal(None)
         return
+    import asyncpg  # type: ignore[import-untyped]  # ships no type information
+
+    from mcpstation.store._changes import NOTIFY_CHANNEL
+
+    # What the driver raises on its own connection (SQLAlchemy does not wrap calls made on it directly).
+    driver_errors = (asyncpg.PostgresError, asyncpg.InterfaceError, asyncpg.exceptions.InternalClientError, OSError)
     async with engine.connect() as connection:
         raw = await connection.get_raw_connection()
         driver: Any = raw.driver_connection
         signal = ChangeSignal(driver)
         try:
             await driver.add_listener(NOTIFY_CHANNEL, signal._notified)
-        except _DRIVER_ERRORS as exc:
+        except driver_errors as exc:
             raise StoreError(f"cannot listen for store changes: {type(exc).__name__}: {exc}") from exc
         try:
             yield signal
@@ -82,5 +86,5 @@ async def change_signal(engine: AsyncEngine) -> AsyncIterator[ChangeSignal]:
                 if not driver.is_closed():
                     try:
                         await driver.remove_listener(NOTIFY_CHANNEL, signal._notified)
-                    except _DRIVER_ERRORS:
+                    except driver_errors:
                         pass  # the connection broke meanwhile: the pool throws it away on return

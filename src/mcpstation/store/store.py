@@ -169,7 +169,7 @@ class Store:
         try:
             for attempt in range(MIGRATE_ATTEMPTS):
                 try:
-                    await _migrate.upgrade(engine, schema=schema, label=label)
+                    await _migrate.upgrade(engine, schema=schema, label=label, database=file)
                     break
                 except OperationalError as exc:
                     # Two processes creating one new SQLite file race on its first locks; the

@@ -1,0 +1,69 @@
+"""`gateway --stdio` answers from the catalog cache before its servers are up: they start in the
+background, and a call to one still starting waits for it. A real subprocess, driven by the SDK."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import StdioServerParameters
+from mcp.client import Client
+
+PY = sys.executable
+COUNTED = Path(__file__).with_name("counted_server.py")
+SESSION_TIMEOUT_S = 240.0  # a gateway and its server on a loaded 2-core machine
+POLL_S = 0.05  # how often the test looks for the server's start
+
+pytestmark = pytest.mark.anyio
+
+
+def gateway(root: Path) -> StdioServerParameters:
+    """The gateway for one counted server, `a`, whose start waits for the file `gate`."""
+    args = [str(COUNTED), str(root / "a.starts"), str(root / "a.tools"), str(root / "gate")]
+    config = root / "mcpstation.toml"
+    config.write_text(f'[station]\nnaming = "prefix"\n\n[servers.a]\ncommand = "{PY}"\nargs = {json.dumps(args)}\n')
+    env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | {
+        "MCPSTATION_DATA_DIR": str(root / "data")
+    }
+    return StdioServerParameters(
+        command=PY, args=["-m", "mcpstation", "-c", str(config), "gateway", "--stdio"], env=env
+    )
+
+
+def starts(root: Path) -> int:
+    path = root / "a.starts"
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+async def test_gateway_answers_from_the_cache_while_its_server_starts_and_a_call_waits(tmp_path: Path):
+    (tmp_path / "a.tools").write_text("add sub")
+    params = gateway(tmp_path)
+    (tmp_path / "gate").touch()
+    with anyio.fail_after(SESSION_TIMEOUT_S):
+        async with Client(params) as client:  # never listed: the gateway waits for it, as before
+            assert {t.name for t in (await client.list_tools()).tools} == {"mcp_a_add", "mcp_a_sub"}
+    (tmp_path / "gate").unlink()  # from now on the server's start waits
+
+    with anyio.fail_after(SESSION_TIMEOUT_S):
+        async with Client(params) as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+            assert listed == {"mcp_a_add", "mcp_a_sub"}  # from the cache: the server is not up
+            assert not (tmp_path / "gate").exists()
+            async with anyio.create_task_group() as group:
+                answers: list[str] = []
+
+                async def call() -> None:
+                    result = await client.call_tool("mcp_a_add", {})
+                    answers.append(result.content[0].text)  # type: ignore[union-attr]
+
+                group.start_soon(call)
+                while starts(tmp_path) < 2:  # noqa: ASYNC110  # a file, not an event: the start under way
+                    await anyio.sleep(POLL_S)
+                assert answers == []
+                (tmp_path / "gate").touch()
+            assert answers == ["ran add"]  # the call waited for the start; it did not fail
+    assert starts(tmp_path) == 2

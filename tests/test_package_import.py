@@ -1,0 +1,80 @@
+"""A plain import costs what it uses: no database layer, no extra server stack, no optional parser or integration.
+
+Each check runs in a fresh interpreter and lists what it loaded. The SDK itself (`from mcp import
+ClientSession`) brings Starlette, uvicorn and sse-starlette; the station may load nothing of the
+server stack beyond what the SDK already does.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+IMPORT_TIMEOUT_S = 120.0  # a fresh interpreter importing the package on a loaded machine
+DATABASE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite")
+SERVER_STACK = ("uvicorn", "starlette", "sse_starlette")
+OPTIONAL = ("websockets", "yaml", "ruamel", "jwt", "cryptography", "typer", "rich", "numpy", "opentelemetry.sdk")
+HEAVY = DATABASE + SERVER_STACK + OPTIONAL
+
+_PROBE = """
+import json, sys
+{code}
+json.dump(sorted(sys.modules), sys.stdout)
+"""
+
+
+def loaded_after(code: str) -> set[str]:
+    """The modules a fresh interpreter holds after running `code`."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE.format(code=code)], capture_output=True, text=True, timeout=IMPORT_TIMEOUT_S
+    )
+    assert done.returncode == 0, done.stderr
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def heavy(modules: set[str]) -> set[str]:
+    """The heavy packages among `modules`, by their top name as listed in HEAVY."""
+    return {name for name in HEAVY if any(m == name or m.startswith(name + ".") for m in modules)}
+
+
+def test_importing_the_station_loads_nothing_heavy_the_sdk_does_not():
+    sdk = heavy(loaded_after("from mcp import ClientSession"))
+    station = heavy(loaded_after("from mcpstation import Station, StationConfig, Caller, ToolResult"))
+    assert station <= sdk, f"loaded beyond the SDK: {sorted(station - sdk)}"
+    assert not station & set(DATABASE)
+
+
+def test_the_provider_adapters_load_no_database_and_no_optional_parser():
+    loaded = loaded_after(
+        "import mcpstation.integrations, mcpstation.integrations.openai, mcpstation.integrations.anthropic"
+    )
+    beyond = heavy(loaded) - heavy(loaded_after("from mcp import ClientSession"))
+    assert not beyond, f"loaded beyond the SDK: {sorted(beyond)}"
+
+
+def test_the_store_package_and_its_records_import_without_sqlalchemy():
+    code = (
+        "import mcpstation.store\n"
+        "from mcpstation.store import CallEntry, ChangeKind, DynamicServer, ToolPin, default_data_dir\n"
+        "from mcpstation.pipeline import AuditTrail\n"
+        "from mcpstation.pinning import ToolPins\n"
+        "from mcpstation.catalog_cache import CatalogCache\n"
+    )
+    assert not heavy(loaded_after(code)) & set(DATABASE)
+    assert "sqlalchemy" in heavy(loaded_after("from mcpstation.store import Store"))  # the engine comes with it
+
+
+def test_a_station_without_a_store_runs_a_call_without_loading_the_database():
+    code = (
+        "import anyio\n"
+        "from mcpstation import InProcessServerSpec, Station, StationConfig\n"
+        "from mcpstation.testing.demo_server import build_demo_server\n"
+        "async def main():\n"
+        "    config = StationConfig(servers=[InProcessServerSpec(name='demo', server=build_demo_server())])\n"
+        "    async with Station(config) as station:\n"
+        "        result = await station.call_tool('mcp_demo_add', {'a': 2, 'b': 3})\n"
+        "        assert result.structured == {'result': 5}, result\n"
+        "anyio.run(main)\n"
+    )
+    assert not heavy(loaded_after(code)) & {*DATABASE, "websockets", "yaml", "jwt"}
