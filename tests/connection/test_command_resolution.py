@@ -117,3 +117,13 @@ async def test_a_relative_command_runs_when_the_station_starts_elsewhere(
             result = await station.call_tool("mcp_tiny_add", {"a": 2, "b": 3})
     assert result.ok, result.error
     assert result.text == "5"
+
+
+def test_a_path_command_resolves_to_an_absolute_path_from_its_cwd(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = write_launcher(tmp_path / "project")
+    monkeypatch.chdir(tmp_path)
+    spec = StdioServerSpec(name="tiny", command="./bin/server", cwd="project")  # as a run-time add could say
+    assert resolve_command(spec) == str(script)
+    assert resolve_command(spec.model_copy(update={"cwd": None})) is None

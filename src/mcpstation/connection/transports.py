@@ -131,9 +131,12 @@ def resolve_command(spec: StdioServerSpec) -> str | None:
     """
     if os.sep in spec.command or (os.altsep is not None and os.altsep in spec.command):
         path = spec.command if os.path.isabs(spec.command) or spec.cwd is None else os.path.join(spec.cwd, spec.command)
-        return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-    found = shutil.which(spec.command, path=child_environment(spec).get("PATH"))
-    return found or shutil.which(spec.command, path=own_scripts_folder())
+        found = path if os.path.isfile(path) and os.access(path, os.X_OK) else None
+    else:
+        found = shutil.which(spec.command, path=child_environment(spec).get("PATH"))
+        found = found or shutil.which(spec.command, path=own_scripts_folder())
+    # absolute: the child starts in `cwd`, where a relative path would mean something else
+    return None if found is None else os.path.abspath(found)
 
 
 def command_not_found(spec: StdioServerSpec) -> ServerStartError:
