@@ -93,7 +93,9 @@ async def test_standalone_gateway_needs_a_token_and_shows_each_role_its_own_tool
             headers = {"Accept": "application/json, text/event-stream"}
             refused = await http.post(url, json=initialize, headers=headers)
             assert refused.status_code == 401
-            assert refused.headers["x-frame-options"] == "DENY" and refused.headers["x-content-type-options"] == "nosniff"
+            assert (
+                refused.headers["x-frame-options"] == "DENY" and refused.headers["x-content-type-options"] == "nosniff"
+            )
             wrong = {**headers, "Authorization": "Bearer not-a-token"}
             assert (await http.post(url, json=initialize, headers=wrong)).status_code == 401
         seen_by_user = await tool_names(url, user)

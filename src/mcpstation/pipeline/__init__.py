@@ -3,7 +3,7 @@ layers, URL guard, bounds, route."""
 
 from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
-from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, Caller, Face
+from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, STATION_ISSUER, Caller, Face, Principal
 from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
 from mcpstation.pipeline.request import Handler, Layer, Request, RequestKind
 from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
@@ -16,6 +16,7 @@ __all__ = [
     "CALLER_SCOPE_KEY",
     "META_TOOLS",
     "OUTCOME_META_KEY",
+    "STATION_ISSUER",
     "AuditTrail",
     "Bounds",
     "Caller",
@@ -23,6 +24,7 @@ __all__ = [
     "Handler",
     "Layer",
     "Pipeline",
+    "Principal",
     "Request",
     "RequestKind",
     "Router",

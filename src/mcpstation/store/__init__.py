@@ -16,6 +16,7 @@ from mcpstation.store.records import (
     CachedCatalog,
     CallEntry,
     CallOutcome,
+    CallPrincipal,
     CallRecord,
     ChangeKind,
     ChangeRecord,
@@ -24,6 +25,7 @@ from mcpstation.store.records import (
     Role,
     ServerStatus,
     ToolPin,
+    UserOAuth,
 )
 from mcpstation.store.store import Store
 
@@ -39,6 +41,7 @@ __all__ = [
     "CachedCatalog",
     "CallEntry",
     "CallOutcome",
+    "CallPrincipal",
     "CallRecord",
     "ChangeKind",
     "ChangeRecord",
@@ -49,5 +52,6 @@ __all__ = [
     "ServerStatus",
     "Store",
     "ToolPin",
+    "UserOAuth",
     "default_data_dir",
 ]
