@@ -18,7 +18,9 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "mcpstation"
 LEAVES = {"outcomes", "errors", "file_lock"}
 _BASE = LEAVES | {"config"}
 _PARTS = _BASE | {"catalog", "catalog_cache", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
-_STATION = _PARTS | {"roster", "pool", "live_catalog", "status", "dynamic", "follower", "management", "station"}
+_STATION = _PARTS | {
+    "roster", "pool", "live_catalog", "status", "dynamic", "follower", "management", "station"
+}  # fmt: skip
 
 # What each layer may import from mcpstation (besides itself), bottom to top.
 ALLOWED: dict[str, set[str]] = {
@@ -36,6 +38,7 @@ ALLOWED: dict[str, set[str]] = {
     "pinning": _BASE | {"catalog", "connection", "policy", "store"},
     "catalog_cache": _BASE | {"connection", "store"},
     "pipeline": _BASE | {"catalog", "connection", "policy", "store"},
+    "identity": _BASE | {"policy", "pipeline"},
     "roster": _BASE | {"store"},
     "pool": _BASE | {"connection", "events"},
     "live_catalog": _PARTS | {"pool", "roster"},
@@ -47,8 +50,8 @@ ALLOWED: dict[str, set[str]] = {
     "gateway": _STATION,
     "integrations": _STATION,
     "testing": _STATION | {"gateway"},
-    "api": _STATION | {"gateway"},
-    "cli": _STATION | {"gateway", "api", "integrations", "testing"},
+    "api": _STATION | {"gateway", "identity"},
+    "cli": _STATION | {"gateway", "api", "identity", "integrations", "testing"},
     "__init__": _STATION,
     "__main__": {"cli"},
 }

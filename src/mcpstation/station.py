@@ -149,7 +149,7 @@ class Station:
             if store is not None and self.dynamic is not None
             else None
         )
-        self._audit = AuditTrail(store) if store is not None else None
+        self._audit = AuditTrail(store, upstream_of=self._upstream_of) if store is not None else None
         self._caller_layers: list[Layer] = []
         self._arguments = ArgumentCheck(lambda: self.catalog)
         self._offline_reason = partial(offline_reason, self.roster, self.pool)
@@ -201,6 +201,15 @@ class Station:
         outside the argument check, the URL guard, the bounds and the route."""
         self._caller_layers.append(layer)
         self.requests = self._compose()
+
+    def _upstream_of(self, server: str) -> str | None:
+        """What a request to `server` reaches, and as whom: `token-exchange https://jira.example/mcp`."""
+        spec = self.roster.spec(server)
+        if spec is None:
+            return None
+        url: str | None = getattr(spec, "url", None)
+        where = url.split("?", 1)[0] if url else getattr(spec, "command", None) or spec.transport
+        return f"{spec.auth.upstream} {where}"
 
     def _server_cap(self, server: str) -> int | None:
         spec = self.roster.spec(server)

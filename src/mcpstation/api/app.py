@@ -27,7 +27,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from mcpstation.api import models as m
-from mcpstation.api.auth import Authenticator, LocalDev, allowed_hosts_for, caller_of, require_role
+from mcpstation.api.auth import Authenticator, LocalDev, TargetScopes, allowed_hosts_for, caller_of, require_role
 from mcpstation.api.errors import ApiError, error_response, from_station_error, not_found, outcome_error, status_for
 from mcpstation.api.events import EventStreams
 from mcpstation.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -41,6 +41,7 @@ from mcpstation.catalog.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from mcpstation.config.models import Role
 from mcpstation.errors import StationError
 from mcpstation.gateway import GATEWAY_PATH, GatewayInstrument, GatewayRelay, gateway_asgi_app
+from mcpstation.identity import ResourceServer
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline import Caller
 from mcpstation.station import Station
@@ -276,6 +277,11 @@ class _Api:
                         outcome=c.outcome,
                         error=c.error,
                         duration_s=c.duration_s,
+                        issuer=c.issuer,
+                        subject=c.subject,
+                        client_id=c.client_id,
+                        token_id=c.token_id,
+                        upstream=c.upstream,
                     )
                     for c in calls
                 ],
@@ -628,7 +634,7 @@ def _endpoint(api: _Api, route: _Route) -> Callable[[Request], Awaitable[Respons
             status = reply.status
         except ApiError as exc:
             text, status = exc.body().model_dump_json(), exc.status
-            if status in (401, 413):
+            if status in (401, 413) or exc.challenge is not None:
                 return error_response(exc)
         except StationError as exc:
             error = from_station_error(exc)
@@ -640,6 +646,39 @@ def _endpoint(api: _Api, route: _Route) -> Callable[[Request], Awaitable[Respons
         return Response(api.redactor.scrub(text, secrets), status_code=status, media_type="application/json")
 
     return endpoint
+
+
+def _metadata_routes(identity: ResourceServer | None) -> list[BaseRoute]:
+    """Protected Resource Metadata at its well-known paths (served without a token), when issuers are configured."""
+    if identity is None:
+        return []
+    document = json.dumps(identity.metadata())
+
+    async def metadata(request: Request) -> Response:
+        return Response(document, media_type="application/json", headers={"Cache-Control": "max-age=300"})
+
+    return [Route(path, metadata, methods=["GET"]) for path in identity.metadata_paths]
+
+
+def _target_scopes(station: Station) -> TargetScopes:
+    """The `auth.caller_scopes` a named target's server asks of a caller who otherwise reaches it."""
+
+    def scopes(caller: Caller, method: str, name: str) -> tuple[str, ...]:
+        catalog = station.catalog
+        server: str | None = None
+        tool: str | None = None
+        if method == "tools/call" and (entry := catalog.tools.get(name)) is not None:
+            server, tool = entry.server, entry.tool
+        elif method == "prompts/get" and (prompt := catalog.prompts.get(name)) is not None:
+            server = prompt.server
+        elif method == "resources/read":
+            server = catalog.resource_owner(name)
+        if server is None or not station.visibility.reaches(caller, server, tool):
+            return ()
+        spec = station.roster.spec(server)
+        return spec.auth.caller_scopes if spec is not None else ()
+
+    return scopes
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
@@ -672,7 +711,8 @@ def build_app(
     the app is (also) served on for the station's owner: requests arriving there run as
     `Caller.cli()` without a token (see `auth`).
     """
-    hosts = allowed_hosts_for(host, port, allowed_hosts)
+    identity = ResourceServer.from_config(station.config)
+    hosts = allowed_hosts_for(host, port, allowed_hosts, public_url=identity.public_url if identity else None)
     if metrics is None:
         metrics = MetricsLayer()
         station.add_layer(metrics)
@@ -685,6 +725,7 @@ def build_app(
     routes: list[BaseRoute] = [Route(r.operation.path, _endpoint(api, r), methods=[r.operation.method]) for r in table]
     routes.append(Route("/", _endpoint(api, _Route(Operation("GET", "/", "", None), api.console)), methods=["GET"]))
     routes.append(Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"))
+    routes.extend(_metadata_routes(identity))
     gateway_app: Starlette | None = None
     if gateway:
         origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
@@ -712,6 +753,8 @@ def build_app(
                 allowed_hosts=hosts,
                 public_health=public_health,
                 control_socket=control_socket,
+                identity=identity,
+                target_scopes=_target_scopes(station),
             )
         ),
         exception_handlers={HTTPException: _http_error},
@@ -736,7 +779,8 @@ def build_gateway_app(
     """The gateway alone (`mcpstation gateway --host --port`), behind the same middlewares as the API
     (`middleware.middleware_stack`): security headers; Host and Origin checks, then bearer tokens,
     each request running as its token's caller."""
-    hosts = allowed_hosts_for(host, port, allowed_hosts)
+    identity = ResourceServer.from_config(station.config)
+    hosts = allowed_hosts_for(host, port, allowed_hosts, public_url=identity.public_url if identity else None)
     origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]
     app = gateway_asgi_app(
         station,
@@ -747,7 +791,14 @@ def build_gateway_app(
         relay=relay,
         instrument=instrument,
     )
-    authenticator = Authenticator(store=station.store, local_dev=LocalDev(station.store, host), allowed_hosts=hosts)
+    app.router.routes.extend(_metadata_routes(identity))
+    authenticator = Authenticator(
+        store=station.store,
+        local_dev=LocalDev(station.store, host),
+        allowed_hosts=hosts,
+        identity=identity,
+        target_scopes=_target_scopes(station),
+    )
     for middleware in reversed(middleware_stack(authenticator)):  # add_middleware puts each outermost
         app.add_middleware(middleware.cls, *middleware.args, **middleware.kwargs)
     return app

@@ -20,6 +20,16 @@ its ASGI scope, which the server fills from the connection: `server` is `[socket
 `client` is absent, as the ASGI spec has it for Unix sockets. A TCP request always has a host and
 a port there, so no header, Host name or token can give it that trust.
 
+**Identity providers** (`[auth]` issuers, `identity.ResourceServer`): a bearer token of the
+station's own shape (`mcps_...`) is checked in the store and nowhere else; any other token is
+verified as an issuer's JWT access token and nowhere else, so each token takes exactly one path.
+While an issuer is configured, refusals carry RFC 6750 challenges naming the Protected Resource
+Metadata (served at its well-known paths without a token): no token is 401 without an `error`; a
+bad token, or any token in the query string other than one of the station's own on
+`/api/events`, is 401 `invalid_token`; a token lacking the face's scopes (`gateway_scopes`,
+`api_scopes`) or the target server's `auth.caller_scopes` is 403 `insufficient_scope` naming
+every scope needed. Local-dev mode is off.
+
 The request's `Caller` (the token's name and role, or the local-dev admin) goes in the ASGI scope
 under `CALLER_SCOPE_KEY`; the gateway at `/mcp` reads it there too, so every request there runs
 as its own token's caller. Roles are checked by the handlers (`require_role`): `admin` manages
@@ -32,8 +42,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import time
-from collections.abc import Iterable, Sequence
-from urllib.parse import parse_qs
+from collections.abc import Callable, Iterable, Sequence
+from urllib.parse import parse_qs, unquote, urlsplit
 
 from starlette.requests import Request
 from starlette.types import Scope
@@ -41,8 +51,10 @@ from starlette.types import Scope
 from mcpstation.api.errors import ApiError, forbidden, unauthorized
 from mcpstation.config.models import Role
 from mcpstation.errors import UsageError
+from mcpstation.identity import ChallengeError, InvalidToken, ResourceServer, Surface, looks_like_jwt
 from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller, Face
 from mcpstation.store import Store
+from mcpstation.store.store import TOKEN_PREFIX
 
 LOCAL_DEV_IDENTITY = "local"  # the caller name audited for requests in local-dev mode
 TOKEN_PRESENCE_TTL_S = 2.0  # how long "tokens exist" is believed; revoking the last one restores local-dev after it
@@ -51,6 +63,7 @@ PUBLIC_PREFIXES = ("/static/",)
 QUERY_TOKEN_PATHS = ("/api/events",)
 HEALTH_PATH = "/api/health"
 GATEWAY_PREFIX = "/mcp"  # requests here are the gateway's: their callers' face is GATEWAY
+MCP_TARGET_SCOPE_KEY = "mcpstation.mcp_target"  # (method, name) of a gateway request, read from its body
 CONTROL_ACTOR_HEADER = "x-mcpstation-actor"  # on the control socket only: who at the terminal acts (`--actor`)
 _ACTOR_NAME = re.compile(r"^[A-Za-z0-9_.@+-]{1,64}$")
 
@@ -66,9 +79,14 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def allowed_hosts_for(host: str, port: int, extra: Iterable[str] = ()) -> tuple[str, ...]:
-    """The `Host` values accepted: the loopback names on `port`, the bound address, and `extra`."""
+def allowed_hosts_for(
+    host: str, port: int, extra: Iterable[str] = (), *, public_url: str | None = None
+) -> tuple[str, ...]:
+    """The `Host` values accepted: the loopback names on `port`, the bound address, `extra`, and the
+    host of the station's configured public URL."""
     hosts = [f"127.0.0.1:{port}", f"localhost:{port}", f"[::1]:{port}"]
+    if public_url is not None:
+        hosts.append(urlsplit(public_url).netloc)
     name = host.strip("[]")
     wildcard = name in ("", "0.0.0.0", "::")
     if not wildcard:
@@ -175,6 +193,11 @@ class LocalDev:
         return True
 
 
+TargetScopes = Callable[[Caller, str, str], tuple[str, ...]]
+"""`(caller, method, name)` → the `auth.caller_scopes` of the named target's server when the caller
+otherwise reaches it (by role and groups); empty for a target it cannot see or that asks none."""
+
+
 class Authenticator:
     """Who is asking: Host, Origin, then token; `admit` answers with the request's `Caller`."""
 
@@ -186,7 +209,11 @@ class Authenticator:
         allowed_hosts: Sequence[str],
         public_health: bool = False,
         control_socket: str | None = None,
+        identity: ResourceServer | None = None,
+        target_scopes: TargetScopes | None = None,
     ) -> None:
+        self.identity = identity
+        self.target_scopes = target_scopes
         self.control_socket = control_socket
         self.store = store
         self.local_dev = local_dev
@@ -207,16 +234,54 @@ class Authenticator:
             return control_caller(headers)
         self._check_host_and_origin(headers)
         self._check_fetch_site(scope["path"], headers)
-        face = Face.GATEWAY if scope["path"].startswith(GATEWAY_PREFIX) else Face.HTTP_API
-        caller = await self._authenticate(scope, headers, face)
+        gateway = scope["path"].startswith(GATEWAY_PREFIX)
+        face = Face.GATEWAY if gateway else Face.HTTP_API
+        surface = Surface.GATEWAY if gateway else Surface.API
+        caller = await self._authenticate(scope, headers, face, surface)
         if caller is None and not self._is_public(scope["path"]):
-            if not await self.local_dev.active():
+            if self.identity is not None or not await self.local_dev.active():
                 raise unauthorized(
                     "this needs an API token: send `Authorization: Bearer <token>` "
-                    "(create one with `mcpstation token create --role user --name NAME`)"
+                    "(create one with `mcpstation token create --role user --name NAME`)",
+                    challenge=self._challenge(surface),
                 )
             caller = Caller(LOCAL_DEV_IDENTITY, Role.ADMIN, face)
+        if caller is not None:
+            self._check_target_scopes(scope, caller, surface)
         return caller
+
+    def _challenge(
+        self, surface: Surface, error: ChallengeError | None = None, **details: Iterable[str] | str | None
+    ) -> str | None:
+        if self.identity is None:
+            return None
+        return self.identity.challenge(surface, error, **details)  # type: ignore[arg-type]
+
+    def _invalid_token(self, surface: Surface, why: str) -> ApiError:
+        challenge = self._challenge(surface, ChallengeError.INVALID_TOKEN, description=why)
+        return unauthorized(f"the token is not valid: {why}", challenge=challenge)
+
+    def _insufficient_scope(self, surface: Surface, needed: Sequence[str], missing: Sequence[str]) -> ApiError:
+        challenge = self._challenge(surface, ChallengeError.INSUFFICIENT_SCOPE, scopes=needed)
+        return forbidden(f"the token lacks the scopes {' '.join(missing)} (this needs {' '.join(needed)})",
+                         challenge=challenge)  # fmt: skip
+
+    def _check_target_scopes(self, scope: Scope, caller: Caller, surface: Surface) -> None:
+        """403 `insufficient_scope` when the request names a target whose server asks more scopes of
+        an identity-provider caller than its token carries (a target it may not see at all is left
+        to the pipeline, which answers "not found")."""
+        principal = caller.principal
+        if self.identity is None or self.target_scopes is None or principal is None:
+            return
+        issuer = next((i for i in self.identity.settings.issuers if i.issuer == principal.issuer), None)
+        target = scope.get(MCP_TARGET_SCOPE_KEY) or api_target(scope)
+        if issuer is None or target is None:
+            return
+        server_scopes = self.target_scopes(caller, *target)
+        missing = [s for s in server_scopes if s not in principal.scopes]
+        if missing:
+            needed = tuple(dict.fromkeys((*self.identity.face_scopes(issuer, surface), *server_scopes)))
+            raise self._insufficient_scope(surface, needed, missing)
 
     def _check_host_and_origin(self, headers: dict[str, str]) -> None:
         host = headers.get("host", "").lower()
@@ -242,21 +307,61 @@ class Authenticator:
         return f"{name}:*" in self.allowed_hosts
 
     def _is_public(self, path: str) -> bool:
-        if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
+        if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES) or self._is_metadata(path):
             return True
         return self.public_health and path == HEALTH_PATH
 
-    async def _authenticate(self, scope: Scope, headers: dict[str, str], face: Face) -> Caller | None:
+    def _is_metadata(self, path: str) -> bool:
+        return self.identity is not None and path in self.identity.metadata_paths
+
+    async def _authenticate(self, scope: Scope, headers: dict[str, str], face: Face, surface: Surface) -> Caller | None:
+        query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+        if self.identity is not None and "access_token" in query:
+            raise self._invalid_token(surface, "tokens are accepted only in the Authorization header")
         token = _bearer(headers.get("authorization"))
-        if token is None and scope["path"] in QUERY_TOKEN_PATHS:
-            values = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
-            token = values[0] if values else None
+        if token is None and scope["path"] in QUERY_TOKEN_PATHS and query.get("token"):
+            token = query["token"][0]
+            if self.identity is not None and not token.startswith(TOKEN_PREFIX):
+                raise self._invalid_token(surface, "only the station's own tokens are accepted in the query string")
         if token is None:
             return None
+        if self.identity is None or token.startswith(TOKEN_PREFIX):
+            return await self._station_token(token, face, surface)
+        if not looks_like_jwt(token):
+            raise self._invalid_token(surface, "neither a station token nor a JWT access token")
+        try:
+            verified = await self.identity.verify(token)
+        except InvalidToken as exc:
+            raise self._invalid_token(surface, str(exc)) from None
+        if verified.role is None:
+            raise forbidden(
+                f"{verified.principal.subject!r} of {verified.principal.issuer} has no role here: "
+                "its groups are in none of the issuer's admin_groups or user_groups"
+            )
+        needed = self.identity.face_scopes(verified.issuer, surface)
+        missing = [s for s in needed if s not in verified.principal.scopes]
+        if missing:
+            raise self._insufficient_scope(surface, needed, missing)
+        return Caller.signed_in(verified.principal, verified.role, face)
+
+    async def _station_token(self, token: str, face: Face, surface: Surface) -> Caller:
         record = await self.store.verify_token(token) if self.store is not None else None
         if record is None:
-            raise unauthorized("the API token is not valid (unknown or revoked)")
+            raise self._invalid_token(surface, "the API token is unknown or revoked")
         return Caller.token(record.name, Role(record.role), face)
+
+
+def api_target(scope: Scope) -> tuple[str, str] | None:
+    """The (MCP method, name) an API request is for: a tool call, a prompt get, a resource read."""
+    path: str = scope["path"]
+    if path.startswith("/api/mcp/tools/") and path.endswith("/call"):
+        return ("tools/call", unquote(path.removeprefix("/api/mcp/tools/").removesuffix("/call")))
+    if path.startswith("/api/mcp/prompts/") and path.endswith("/get"):
+        return ("prompts/get", unquote(path.removeprefix("/api/mcp/prompts/").removesuffix("/get")))
+    if path == "/api/mcp/resources/read":
+        uri = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("uri")
+        return ("resources/read", uri[0]) if uri else None
+    return None
 
 
 def _bearer(value: str | None) -> str | None:

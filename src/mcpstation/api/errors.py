@@ -28,7 +28,14 @@ class ApiError(Exception):
     """An HTTP error with a JSON body; `type` names the kind for scripts to branch on."""
 
     def __init__(
-        self, status: int, type: str, message: str, *, server: str | None = None, tool: str | None = None
+        self,
+        status: int,
+        type: str,
+        message: str,
+        *,
+        server: str | None = None,
+        tool: str | None = None,
+        challenge: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status = status
@@ -36,6 +43,7 @@ class ApiError(Exception):
         self.message = message
         self.server = server
         self.tool = tool
+        self.challenge = challenge  # the `WWW-Authenticate` value of a refusal (401, 403 for scope)
 
     def body(self) -> ErrorBody:
         return ErrorBody(type=self.type, message=self.message, server=self.server, tool=self.tool)
@@ -109,12 +117,12 @@ def outcome_error(outcome: Outcome, message: str, *, server: str | None = None, 
     return ApiError(OUTCOME_STATUS[outcome], OUTCOME_TYPE[outcome], message, server=server, tool=tool)
 
 
-def unauthorized(message: str) -> ApiError:
-    return ApiError(401, "Unauthorized", message)
+def unauthorized(message: str, *, challenge: str | None = None) -> ApiError:
+    return ApiError(401, "Unauthorized", message, challenge=challenge)
 
 
-def forbidden(message: str) -> ApiError:
-    return ApiError(403, "Forbidden", message)
+def forbidden(message: str, *, challenge: str | None = None) -> ApiError:
+    return ApiError(403, "Forbidden", message, challenge=challenge)
 
 
 def not_found(message: str, *, server: str | None = None, tool: str | None = None) -> ApiError:
@@ -122,8 +130,9 @@ def not_found(message: str, *, server: str | None = None, tool: str | None = Non
 
 
 def error_response(exc: ApiError) -> Response:
-    """The JSON response for `exc` (401s carry `WWW-Authenticate: Bearer`)."""
-    headers = {"WWW-Authenticate": "Bearer"} if exc.status == 401 else None
+    """The JSON response for `exc` (401s carry `WWW-Authenticate`, `Bearer` unless it says more)."""
+    challenge = exc.challenge or ("Bearer" if exc.status == 401 else None)
+    headers = {"WWW-Authenticate": challenge} if challenge is not None else None
     return Response(
         exc.body().model_dump_json(), status_code=exc.status, media_type="application/json", headers=headers
     )

@@ -248,6 +248,11 @@ class AuditCall(_Body):
     outcome: str
     error: str | None
     duration_s: float
+    issuer: str | None = Field(default=None, description="The caller's token issuer (`mcpstation`: a station token).")
+    subject: str | None = None
+    client_id: str | None = None
+    token_id: str | None = None
+    upstream: str | None = Field(default=None, description="The upstream reached, and as whom.")
 
 
 class AuditAction(_Body):

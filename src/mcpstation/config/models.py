@@ -75,6 +75,142 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
 
+# -- identity: the station as an OAuth 2.1 resource server ([auth]), and each server's [servers.NAME.auth] --
+
+UpstreamAuthMode = Literal["shared", "token-exchange", "user-oauth"]
+_HTTP_SCHEMES = ("http://", "https://")
+DEFAULT_JWT_ALGORITHMS = ("RS256", "PS256", "ES256", "EdDSA")
+_ASYMMETRIC_JWT_ALGORITHMS = frozenset(
+    {"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES256K", "ES384", "ES512", "EdDSA"}
+)
+
+
+def _http_url(value: str | None, what: str) -> str | None:
+    if value is not None and not value.startswith(_HTTP_SCHEMES):
+        raise ValueError(f"{what} must be an http(s) URL, not {value!r}")
+    return value
+
+
+class ClaimMapping(_Frozen):
+    """How an issuer's access-token claims become a caller's role and groups."""
+
+    groups_claim: str = Field(default="groups", description="The claim listing the subject's groups.")
+    admin_groups: tuple[str, ...] = Field(default=(), description="Members of any of these groups are admins.")
+    user_groups: tuple[str, ...] = Field(
+        default=(), description="Members of any of these are users; empty: every valid token's subject is a user."
+    )
+    client_id_claims: tuple[str, ...] = Field(
+        default=("client_id", "azp", "appid"), description="Claims naming the client the token was issued to."
+    )
+
+
+class TrustedIssuer(_Frozen):
+    """One identity provider whose JWT access tokens the station accepts (`[[auth.issuers]]`)."""
+
+    issuer: str = Field(min_length=1, description="The exact `iss` of its tokens.")
+    jwks_uri: str | None = Field(default=None, description="Its signing keys; unset: from its metadata.")
+    metadata_url: str | None = Field(
+        default=None,
+        description="Its RFC 8414 / OpenID metadata; unset: the issuer's well-known "
+        "oauth-authorization-server, then openid-configuration.",
+    )
+    audiences: tuple[str, ...] = Field(
+        default=(), description="`aud` values accepted; empty: the station's public URL only (Entra: add `api://...`)."
+    )
+    algorithms: tuple[str, ...] = Field(default=DEFAULT_JWT_ALGORITHMS, description="Signature algorithms accepted.")
+    gateway_scopes: tuple[str, ...] = Field(default=(), description="Scopes a token needs for the gateway (/mcp).")
+    api_scopes: tuple[str, ...] = Field(default=(), description="Scopes a token needs for the HTTP API (/api).")
+    roles: ClaimMapping = Field(default_factory=ClaimMapping)
+
+    @field_validator("issuer", "jwks_uri", "metadata_url")
+    @classmethod
+    def _is_http(cls, value: str | None) -> str | None:
+        return _http_url(value, "an issuer URL")
+
+    @field_validator("algorithms")
+    @classmethod
+    def _asymmetric_only(cls, algorithms: tuple[str, ...]) -> tuple[str, ...]:
+        unknown = [a for a in algorithms if a not in _ASYMMETRIC_JWT_ALGORITHMS]
+        if unknown or not algorithms:
+            raise ValueError(
+                f"algorithms must be asymmetric JWS algorithms ({', '.join(sorted(_ASYMMETRIC_JWT_ALGORITHMS))}); "
+                f"not {', '.join(unknown) or 'none at all'}"
+            )
+        return algorithms
+
+
+class AuthSettings(_Frozen):
+    """The `[auth]` table: identity providers whose users the gateway and the API serve."""
+
+    public_url: str | None = Field(
+        default=None,
+        description="The station's public URL: the resource its tokens must name (`aud`) and its metadata "
+        "advertises. Never taken from request headers. Needed once an issuer is configured.",
+    )
+    issuers: tuple[TrustedIssuer, ...] = ()
+    jwks_ttl_s: float = Field(default=300.0, gt=0, description="Signing keys are fetched again after this long.")
+    jwks_refresh_debounce_s: float = Field(
+        default=5.0, gt=0, description="An unknown key id fetches the keys at most once per this window."
+    )
+    clock_skew_s: float = Field(default=60.0, ge=0, le=600, description="Leeway on `exp`, `nbf` and `iat`.")
+    token_key: SecretStr | None = Field(
+        default=None,
+        description="Key encrypting per-user upstream tokens at rest (any string); unset: a key file kept "
+        "beside the store.",
+    )
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_is_http(cls, value: str | None) -> str | None:
+        return _http_url(value, "public_url")
+
+    @model_validator(mode="after")
+    def _public_url_with_issuers(self) -> AuthSettings:
+        if self.issuers and self.public_url is None:
+            raise ValueError("auth.public_url is needed once an issuer is configured: it is what tokens must name")
+        seen = [i.issuer for i in self.issuers]
+        if len(seen) != len(set(seen)):
+            raise ValueError("an issuer is listed twice in auth.issuers")
+        return self
+
+
+class ServerAuth(_Frozen):
+    """Per server (`[servers.NAME.auth]`): who may use it, and as whom the upstream sees each call.
+
+    `upstream`: `shared` sends the server's configured credentials (its `bearer_token`, headers or
+    `oauth`) for everyone; `token-exchange` exchanges the caller's IdP token (RFC 8693) at `issuer`
+    for one naming the upstream, authenticated as `client_id`; `user-oauth` has each user authorize
+    the upstream once (PKCE), as `client_id` when given, else a dynamically registered client.
+    The caller's own token is never sent upstream.
+    """
+
+    upstream: UpstreamAuthMode = "shared"
+    caller_scopes: tuple[str, ...] = Field(
+        default=(), description="Scopes an identity-provider caller's token needs to see and call this server."
+    )
+    groups: tuple[str, ...] = Field(
+        default=(), description="Only admins and callers in one of these groups see this server; empty: everyone."
+    )
+    scopes: tuple[str, ...] = Field(default=(), description="Scopes asked for at the upstream, per user.")
+    issuer: str | None = Field(default=None, description="token-exchange: the authorization server that exchanges.")
+    client_id: str | None = Field(default=None, min_length=1, description="The station's client at that server.")
+    client_secret: SecretStr | None = None
+    resource: str | None = Field(default=None, description="The upstream's resource indicator; unset: its URL.")
+
+    @field_validator("issuer", "resource")
+    @classmethod
+    def _is_http(cls, value: str | None) -> str | None:
+        return _http_url(value, "an upstream authorization URL")
+
+    @model_validator(mode="after")
+    def _complete_for_mode(self) -> ServerAuth:
+        if self.upstream == "token-exchange" and (
+            self.issuer is None or self.client_id is None or self.client_secret is None
+        ):
+            raise ValueError("token-exchange needs issuer, client_id and client_secret (the station's client there)")
+        return self
+
+
 class _ServerBase(_Frozen):
     """Fields every transport shares."""
 
@@ -124,6 +260,14 @@ class _ServerBase(_Frozen):
         if isinstance(data, dict) and data.get("unusable"):
             return {**data, "enabled": False}
         return data
+
+    auth: ServerAuth = Field(default_factory=ServerAuth, description="Who may use it; as whom the upstream sees calls.")
+
+    @model_validator(mode="after")
+    def _per_user_upstream_over_http(self) -> Self:
+        if self.auth.upstream != "shared" and getattr(self, "transport", None) not in ("streamable_http", "sse"):
+            raise ValueError(f"auth.upstream {self.auth.upstream!r} needs an HTTP server (streamable_http or sse)")
+        return self
 
     @field_validator("protocol")
     @classmethod
@@ -559,6 +703,7 @@ class StationConfig(_Frozen):
     policy: PolicySettings = Field(default_factory=PolicySettings)
     presets: PresetSettings = Field(default_factory=PresetSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    auth: AuthSettings = Field(default_factory=AuthSettings)
     source: str | None = Field(default=None, description="The file this came from, for messages.")
 
     @model_validator(mode="after")

@@ -4,7 +4,7 @@ layers, argument check, URL guard, bounds, route."""
 from mcpstation.pipeline.arguments import ArgumentCheck
 from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
-from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, Caller, Face
+from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, STATION_ISSUER, Caller, Face, Principal
 from mcpstation.pipeline.kinds import KINDS, Kind, RequestKind, Upstream
 from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
 from mcpstation.pipeline.request import Handler, Layer, Request
@@ -19,6 +19,7 @@ __all__ = [
     "KINDS",
     "META_TOOLS",
     "OUTCOME_META_KEY",
+    "STATION_ISSUER",
     "ArgumentCheck",
     "AuditTrail",
     "Bounds",
@@ -28,6 +29,7 @@ __all__ = [
     "Kind",
     "Layer",
     "Pipeline",
+    "Principal",
     "Request",
     "RequestKind",
     "Router",

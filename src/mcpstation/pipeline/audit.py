@@ -1,6 +1,8 @@
 """The audit layer: every request that reached a visible entry is recorded with its typed outcome.
 
-An answer that leaves the process is audited before it leaves. When the caller is in another
+Each record names who asked (the caller, and for one who signed in its token's issuer, subject,
+client and id, never the token) and the upstream the request reached. An answer that leaves the
+process is audited before it leaves. When the caller is in another
 process (the HTTP API, the gateway, the CLI: `Face.answers_leave_process`), the layer waits until
 the batch holding the record is committed, so a station killed at any moment has a record of every
 answer it sent. The wait is bounded (`AUDIT_WAIT_S`): a store that fails or stalls delays an answer
@@ -18,6 +20,7 @@ store is closed, so no queued record is lost and no write outlives the station.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -27,7 +30,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcpstation.catalog import AnyResult
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.request import Handler, Request
-from mcpstation.store import CallEntry
+from mcpstation.store import CallEntry, CallPrincipal
 
 if TYPE_CHECKING:
     from mcpstation.store import Store
@@ -48,8 +51,10 @@ class AuditTrail:
     waits for its own number with one shared event per batch rather than one per record.
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: Store, *, upstream_of: Callable[[str], str | None] | None = None) -> None:
+        """`upstream_of(server)` names the upstream a request to `server` reaches, and as whom."""
         self.store = store
+        self.upstream_of = upstream_of
         self.dropped = 0  # records the full queue refused
         self.failed = 0  # records the store refused in the current outage
         self.unconfirmed = 0  # answers sent before their record was written, in the current slowdown
@@ -117,7 +122,12 @@ class AuditTrail:
 
     def record(self, request: Request, outcome: Outcome, duration_s: float, error: str | None) -> int | None:
         """Queue the record of `request`; its number (see `wait_written`), or None when it was not queued."""
+        principal = request.caller.principal
         entry = CallEntry(
+            principal=None
+            if principal is None
+            else CallPrincipal(principal.issuer, principal.subject, principal.client_id, principal.token_id),
+            upstream=self.upstream_of(request.server) if self.upstream_of is not None else None,
             server=request.server,
             tool=request.target[:MAX_TARGET_CHARS],
             outcome=outcome,

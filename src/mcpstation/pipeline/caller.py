@@ -4,14 +4,24 @@ A `Caller` has no default: each face builds the one it knows. The library is the
 in-process user (`Caller.library()`), the CLI the person at the terminal, the HTTP API and the
 gateway over HTTP the owner of the bearer token of each request, the gateway over stdio the
 caller its operator configured.
+
+A caller who signed in (an identity provider's access token, or one of the station's own API
+tokens) also has a `Principal`: `(issuer, subject)`, the key of everything the station keeps per
+user (gateway sessions, per-user upstream connections and credentials), with the groups its
+token's claims map to.
 """
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from pydantic import SecretStr
 
 from mcpstation.config.models import Role
+
+STATION_ISSUER = "mcpstation"
+"""The issuer named for callers holding one of the station's own API tokens."""
 
 CALLER_SCOPE_KEY = "mcpstation.caller"
 """Where an HTTP face's authentication puts the request's `Caller` in the ASGI scope."""
@@ -37,12 +47,40 @@ _IN_PROCESS_FACES = frozenset({Face.LIBRARY, Face.LLM})
 
 
 @dataclass(frozen=True, slots=True)
+class Principal:
+    """Who signed in: a subject of an issuer, through a client, with a token of an id.
+
+    `subject_token` is the caller's own access token, kept only to be exchanged for an upstream's
+    (RFC 8693) at that upstream's authorization server; it is never shown, compared or sent upstream.
+    """
+
+    issuer: str
+    subject: str
+    client_id: str | None = None
+    token_id: str | None = None
+    groups: frozenset[str] = frozenset()
+    scopes: frozenset[str] = frozenset()
+    subject_token: SecretStr | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def key(self) -> tuple[str, str]:
+        """What per-user state is keyed by: `(issuer, subject)`."""
+        return (self.issuer, self.subject)
+
+    @property
+    def from_identity_provider(self) -> bool:
+        return self.issuer != STATION_ISSUER
+
+
+@dataclass(frozen=True, slots=True)
 class Caller:
-    """A request's identity (shown in audit records) and role (what it may see and call)."""
+    """A request's identity (shown in audit records) and role (what it may see and call); the
+    `principal` of a caller who signed in."""
 
     identity: str
     role: Role
     face: Face
+    principal: Principal | None = None
 
     @classmethod
     def library(cls, identity: str = "library") -> Caller:
@@ -56,8 +94,17 @@ class Caller:
 
     @classmethod
     def token(cls, name: str, role: Role, face: Face) -> Caller:
-        """The holder of the API token named `name`."""
-        return cls(name, role, face)
+        """The holder of the station's API token named `name`."""
+        return cls(name, role, face, Principal(STATION_ISSUER, name, client_id=name))
+
+    @classmethod
+    def signed_in(cls, principal: Principal, role: Role, face: Face) -> Caller:
+        """A subject of an identity provider, by its verified access token."""
+        return cls(principal.subject, role, face, principal)
+
+    @property
+    def groups(self) -> frozenset[str]:
+        return self.principal.groups if self.principal is not None else frozenset()
 
     @property
     def actor(self) -> str:

@@ -1,8 +1,11 @@
 """The visibility rule and its layer: a caller sees a server's entries when its role reaches theirs.
 
 A server's `min_role` covers everything it offers; `tool_roles` raises (or lowers) single tools
-by glob. What a caller may not see does not exist for it: listing leaves it out and a request
-for it answers "not found", exactly as for a name nobody has.
+by glob. A server's `auth.groups` narrows it to callers in one of those groups (admins see it
+anyway), and its `auth.caller_scopes` to identity-provider callers whose token carries them. What a
+caller may not see does not exist for it: listing leaves it out and a request for it answers "not
+found", exactly as for a name nobody has. (The HTTP faces answer a direct request of a caller
+lacking only scopes with 403 `insufficient_scope` before it gets here, naming the scopes.)
 """
 
 from __future__ import annotations
@@ -38,17 +41,33 @@ class Visibility:
         return spec.min_role
 
     def can_see(self, caller: Caller, server: str, tool: str | None = None) -> bool:
+        return self.reaches(caller, server, tool) and not self.missing_scopes(caller, server)
+
+    def reaches(self, caller: Caller, server: str, tool: str | None = None) -> bool:
+        """Whether the caller's role, and its groups, reach `server` (or one of its tools); scopes aside."""
         required = self.required_role(server, tool)
-        return required is not None and caller.sees(required)
+        if required is None or not caller.sees(required):
+            return False
+        groups = self._spec_of(server).auth.groups  # type: ignore[union-attr]  # known: it has a required role
+        return not groups or caller.role is Role.ADMIN or bool(caller.groups & set(groups))
+
+    def missing_scopes(self, caller: Caller, server: str) -> tuple[str, ...]:
+        """The `auth.caller_scopes` of `server` that an identity-provider caller's token lacks."""
+        principal = caller.principal
+        spec = self._spec_of(server)
+        if principal is None or not principal.from_identity_provider or spec is None:
+            return ()
+        return tuple(scope for scope in spec.auth.caller_scopes if scope not in principal.scopes)
 
     def layer(self, handler: Handler) -> Handler:
         """The outermost layer: a hidden entry answers exactly like an unknown one."""
 
         async def visible_only(request: Request) -> AnyResult:
-            if request.caller.role is Role.ADMIN:
-                return await handler(request)
+            caller = request.caller
             row = KINDS[request.kind]
-            if self.can_see(request.caller, request.server, request.target if row.roles_by_target else None):
+            if caller.role is Role.ADMIN and not self.missing_scopes(caller, request.server):
+                return await handler(request)
+            if self.can_see(caller, request.server, request.target if row.roles_by_target else None):
                 return await handler(request)
             return request.fail(Outcome.NOT_FOUND, row.not_found(request.name))
 

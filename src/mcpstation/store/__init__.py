@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         CachedCatalog,
         CallEntry,
         CallOutcome,
+        CallPrincipal,
         CallRecord,
         ChangeKind,
         ChangeRecord,
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         Role,
         ServerStatus,
         ToolPin,
+        UserOAuth,
     )
     from mcpstation.store.store import Store
 
@@ -49,6 +51,7 @@ __all__ = [
     "CachedCatalog",
     "CallEntry",
     "CallOutcome",
+    "CallPrincipal",
     "CallRecord",
     "ChangeKind",
     "ChangeRecord",
@@ -59,6 +62,7 @@ __all__ = [
     "ServerStatus",
     "Store",
     "ToolPin",
+    "UserOAuth",
     "default_data_dir",
 ]
 
@@ -76,6 +80,7 @@ _HOMES: dict[str, str] = {
             "CachedCatalog",
             "CallEntry",
             "CallOutcome",
+            "CallPrincipal",
             "CallRecord",
             "ChangeKind",
             "ChangeRecord",
@@ -84,6 +89,7 @@ _HOMES: dict[str, str] = {
             "Role",
             "ServerStatus",
             "ToolPin",
+            "UserOAuth",
         ),
         "mcpstation.store.records",
     ),

@@ -27,6 +27,7 @@ JSON_TYPE = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
 # A 64-bit id on PostgreSQL; on SQLite only INTEGER PRIMARY KEY is the auto-incrementing rowid.
 ID_TYPE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 NAME_LENGTH = 200
+URL_LENGTH = 1000
 TIMESTAMP = sa.DateTime(timezone=True)
 
 dynamic_servers = sa.Table(
@@ -59,9 +60,27 @@ call_audit = sa.Table(
     sa.Column("error", sa.Text(), nullable=True),
     sa.Column("duration_s", sa.Float(), nullable=False),
     sa.Column("kind", sa.String(32), nullable=False, server_default="tools/call"),
+    sa.Column("issuer", sa.String(URL_LENGTH), nullable=True),
+    sa.Column("subject", sa.String(NAME_LENGTH), nullable=True),
+    sa.Column("client_id", sa.String(NAME_LENGTH), nullable=True),
+    sa.Column("token_id", sa.String(NAME_LENGTH), nullable=True),
+    sa.Column("upstream", sa.String(URL_LENGTH), nullable=True),
     sa.CheckConstraint("outcome IN (" + ", ".join(f"'{o}'" for o in Outcome) + ")", name="outcome"),
     sa.Index(None, "at"),
     sa.Index(None, "server", "at"),
+)
+
+user_oauth = sa.Table(
+    "user_oauth",
+    METADATA,
+    sa.Column("user_issuer", sa.String(URL_LENGTH), nullable=False),
+    sa.Column("user_subject", sa.String(NAME_LENGTH), nullable=False),
+    sa.Column("server", sa.String(NAME_LENGTH), nullable=False),
+    sa.Column("server_url", sa.String(URL_LENGTH), nullable=False),
+    sa.Column("sealed", sa.Text(), nullable=False),  # tokens and client, encrypted by the station
+    sa.Column("token_expires_at", TIMESTAMP, nullable=True),
+    sa.Column("updated_at", TIMESTAMP, nullable=False),
+    sa.PrimaryKeyConstraint("user_issuer", "user_subject", "server"),
 )
 
 management_audit = sa.Table(

@@ -118,6 +118,18 @@ class CallEntry:
     error: str | None = None
     at: datetime | None = None
     kind: str = "tools/call"  # the request's MCP method
+    principal: CallPrincipal | None = None  # who signed in, when the caller did
+    upstream: str | None = None  # the upstream reached, and as whom (`user-oauth https://...`)
+
+
+@dataclass(frozen=True, slots=True)
+class CallPrincipal:
+    """Who signed in for an audited request: the token's issuer, subject, client and id. Never the token."""
+
+    issuer: str
+    subject: str
+    client_id: str | None = None
+    token_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +148,11 @@ class CallRecord:
     error: str | None
     duration_s: float
     kind: str = "tools/call"  # the request's MCP method: tools/call, prompts/get, resources/read, ...
+    issuer: str | None = None  # the caller's token issuer (`mcpstation` for the station's own tokens)
+    subject: str | None = None
+    client_id: str | None = None
+    token_id: str | None = None
+    upstream: str | None = None  # the upstream reached, and as whom
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,3 +225,16 @@ class CachedCatalog:
     session: Mapping[str, Any]
     ttl_ms: int | None
     listed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class UserOAuth:
+    """One user's own OAuth credentials for one per-user upstream, sealed by the station (the store
+    never sees them in clear); `user` is the user's `(issuer, subject)`."""
+
+    user: tuple[str, str]
+    server: str
+    server_url: str
+    sealed: str = field(repr=False)
+    token_expires_at: datetime | None
+    updated_at: datetime

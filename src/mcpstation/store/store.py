@@ -43,12 +43,13 @@ from mcpstation.config.models import ServerSpec
 from mcpstation.errors import StoreConflict, StoreError, UsageError
 from mcpstation.file_lock import file_lock
 from mcpstation.outcomes import Outcome
-from mcpstation.store import _catalog, _changes, _migrate, _oauth, _pins
+from mcpstation.store import _catalog, _changes, _migrate, _oauth, _pins, _user_oauth
 from mcpstation.store._engine import create_engine
 from mcpstation.store._location import database_url, sqlite_file
 from mcpstation.store._locks import ProcessLocks, lock_file, take_advisory_lock
 from mcpstation.store._schema import (
     NAME_LENGTH,
+    URL_LENGTH,
     api_tokens,
     call_audit,
     dynamic_servers,
@@ -91,6 +92,7 @@ from mcpstation.store.records import (
     Role,
     ServerStatus,
     ToolPin,
+    UserOAuth,
 )
 
 logger = logging.getLogger(__name__)
@@ -762,6 +764,35 @@ class Store:
         if kept is not None and kept.server_url != server_url:
             logger.info("OAuth credentials of %r were for %s, not %s: dropped", server, kept.server_url, server_url)
 
+    # -- each user's own OAuth credentials (per-user upstreams) -----------------------------------
+
+    async def get_user_oauth(self, user: tuple[str, str], server: str) -> UserOAuth | None:
+        """The sealed credentials `user` (issuer, subject) keeps for `server`."""
+        async with self._transaction(doing=f"reading a user's OAuth credentials for {server!r}") as session:
+            return await _user_oauth.read(session, user, server)
+
+    async def list_user_oauth(self, user: tuple[str, str]) -> tuple[UserOAuth, ...]:
+        """Every per-user upstream `user` has credentials for, by server name."""
+        async with self._transaction(doing="listing a user's OAuth credentials") as session:
+            return await _user_oauth.read_all(session, user)
+
+    async def set_user_oauth(
+        self, user: tuple[str, str], server: str, server_url: str, sealed: str, expires_at: datetime | None
+    ) -> None:
+        """Keep `user`'s sealed credentials for `server` at `server_url` (replacing what was kept)."""
+        doing = f"keeping a user's OAuth credentials for {server!r}"
+        async with self._transaction(write=True, doing=doing) as session:
+            await _user_oauth.write(
+                session, self._dialect, user, server, server_url, sealed, _maybe_utc(expires_at), now=_now()
+            )
+
+    async def delete_user_oauth(self, user: tuple[str, str], server: str) -> bool:
+        """Forget `user`'s credentials for `server`; whether there were any."""
+        async with self._transaction(
+            write=True, doing=f"deleting a user's OAuth credentials for {server!r}"
+        ) as session:
+            return await _user_oauth.delete(session, user, server)
+
     # -- the seam --------------------------------------------------------------------------------
 
     def _transaction(self, *, doing: str, write: bool = False) -> AbstractAsyncContextManager[AsyncSession]:
@@ -873,6 +904,7 @@ def _new_call_record(entry: CallEntry, *, keep_arguments: bool) -> CallRecord:
     if entry.outcome not in CALL_OUTCOMES:
         raise UsageError(f"outcome must be one of {', '.join(CALL_OUTCOMES)}, not {entry.outcome!r}.")
     canonical = b"" if entry.arguments is None else _canonical_json(entry.arguments)
+    who = entry.principal
     return CallRecord(
         id=0,
         at=_now() if entry.at is None else _utc(entry.at),
@@ -886,7 +918,16 @@ def _new_call_record(entry: CallEntry, *, keep_arguments: bool) -> CallRecord:
         error=None if entry.error is None else entry.error[:MAX_ERROR_CHARS],
         duration_s=float(entry.duration_s),
         kind=entry.kind,
+        issuer=_cut(who.issuer if who else None, URL_LENGTH),
+        subject=_cut(who.subject if who else None, NAME_LENGTH),
+        client_id=_cut(who.client_id if who else None, NAME_LENGTH),
+        token_id=_cut(who.token_id if who else None, NAME_LENGTH),
+        upstream=_cut(entry.upstream, URL_LENGTH),
     )
+
+
+def _cut(value: str | None, length: int) -> str | None:
+    return None if value is None else value[:length]
 
 
 def _row_values(record: CallRecord | ActionRecord) -> dict[str, Any]:
@@ -926,6 +967,11 @@ def _call_record(row: Row[Any]) -> CallRecord:
         error=row.error,
         duration_s=row.duration_s,
         kind=row.kind,
+        issuer=row.issuer,
+        subject=row.subject,
+        client_id=row.client_id,
+        token_id=row.token_id,
+        upstream=row.upstream,
     )
 
 
