@@ -16,6 +16,7 @@ NPM_404 = [
     "npm error 404 tarball, folder, http url, or git url.",
     "npm error A complete log of this run can be found in: /home/ada/.npm/_logs/x-debug-0.log",
 ]
+NPX_WARNING = "npm warn exec The following package was not found and will be installed: @scope/nope@1.0.0"
 SUMMARY = "npm error A complete log of this run can be found in: /home/ada/.npm/_logs/x-debug-0.log"
 NPM_TLS = [
     "npm error code SELF_SIGNED_CERT_IN_CHAIN",
@@ -35,6 +36,7 @@ NODE = ["/s/index.js:3", "    throw new Error('boom');", "    ^", "", "Error: bo
     "tail, expected",
     [
         (NPM_404, NPM_404[1]),
+        ([NPX_WARNING, *NPM_404], NPM_404[1]),
         (NPM_TLS, NPM_TLS[2]),
         (OLD_NPM, OLD_NPM[1]),
         (PYTHON, PYTHON[-1]),
@@ -47,7 +49,7 @@ NODE = ["/s/index.js:3", "    throw new Error('boom');", "    ^", "", "Error: bo
         ),
         ([], None),
     ],
-    ids=["npm-404", "npm-tls", "npm-ERR!", "python", "node", "fatal", "plain", "only-summary", "empty"],
+    ids=["npm-404", "npm-warn-first", "npm-tls", "npm-ERR!", "python", "node", "fatal", "plain", "summary", "empty"],
 )
 def test_the_telling_line_is_the_error_not_the_summary(tail: list[str], expected: str | None) -> None:
     assert telling_line(tail) == expected

@@ -32,6 +32,8 @@ _SUMMARY_LINE = re.compile(
     r"note that you can also install from a|tarball, folder, http url, or git url|run with --verbose|"
     r"for more information, try|to see a stack trace|^\s*node\.js v\d"
 )
+# A warning is not the error, whatever it mentions (npx's "package was not found and will be installed").
+_WARNING_LINE = re.compile(r"(?i)^\s*(?:npm warn\b|warn(?:ing)?\b)")
 # A line that only labels the error that follows it (npm's `code E404`, `errno ETIMEDOUT`).
 _LABEL_LINE = re.compile(r"(?i)^\s*(?:npm (?:error|ERR!)\s*)?(?:code|errno)\s+\S+\s*$")
 
@@ -54,7 +56,7 @@ def telling_line(tail: Sequence[str]) -> str | None:
     run: list[str] = []
     last_run: list[str] = []
     for line in said:
-        if _ERROR_LINE.search(line):
+        if _ERROR_LINE.search(line) and not _WARNING_LINE.match(line):
             run.append(line)
             last_run = run
         else:
