@@ -63,7 +63,13 @@ def json_snippets(section: str) -> list[dict[str, dict[str, dict[str, object]]]]
 def user_env(data: Path) -> dict[str, str]:
     """A terminal with the venv active; no config named, no width set, a data directory of its own."""
     env = {k: v for k, v in os.environ.items() if k not in ("MCPSTATION_CONFIG", "COLUMNS", "VIRTUAL_ENV")}
-    return env | {"PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}", "MCPSTATION_DATA_DIR": str(data)}
+    return env | {
+        "PATH": f"{VENV_BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "MCPSTATION_DATA_DIR": str(data),
+        # npx takes server-filesystem from npm's cache, where `npm ci` of package.json put it; the
+        # station hands npm_config_* to the servers of the user's own config.
+        "npm_config_prefer_offline": "true",
+    }
 
 
 def needs_what_the_quick_start_installs() -> None:
