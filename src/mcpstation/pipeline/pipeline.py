@@ -49,7 +49,7 @@ from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import Caller
 from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
 from mcpstation.pipeline.request import Handler, Layer, Request
-from mcpstation.pipeline.surface import CALL_TOOL, Surface, SurfaceTotals, ToolSurface
+from mcpstation.pipeline.surface import CALL_TOOL, HOST_SERVER, RUN_CODE, Surface, SurfaceTotals, ToolSurface
 from mcpstation.pipeline.url_guard import UrlGuardLayer
 from mcpstation.pipeline.visibility import Visibility
 
@@ -191,6 +191,9 @@ class Pipeline:
         progress: ProgressFnT | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> ToolResult:
+        if name == RUN_CODE and self.surface is not None and self.surface.answers(name):
+            code = (arguments or {}).get("code")
+            return await self.run_code(code if isinstance(code, str) else "", caller=caller, timeout_s=timeout_s)
         if self.surface is not None and self.surface.answers(name):
 
             async def call(inner: str, inner_arguments: Mapping[str, Any]) -> ToolResult:
@@ -198,6 +201,14 @@ class Pipeline:
 
             return await self.surface.answer(name, arguments or {}, caller=caller, catalog=self._catalog(), call=call)
         return await self._call_catalog_tool(name, arguments, caller, timeout_s, progress, meta)
+
+    async def run_code(self, code: str, *, caller: Caller, timeout_s: float | None = None) -> ToolResult:
+        """Run a code-mode script for `caller` (`mcpstation.codemode`): each tool call it makes comes
+        back through `call_tool` as this caller's own request."""
+        request = Request(RequestKind.RUN_CODE, RUN_CODE, HOST_SERVER, RUN_CODE, caller, {"code": code}, timeout_s)
+        result = await self.handler(request)
+        assert isinstance(result, ToolResult)
+        return result
 
     async def _call_catalog_tool(
         self,
