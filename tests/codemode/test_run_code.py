@@ -9,7 +9,7 @@ import anyio
 import pytest
 from codemode_helpers import MODEL, code_config
 from outcome_server import build_outcome_server
-from station_helpers import START_TIMEOUT_S, inproc
+from station_helpers import inproc
 
 from mcpstation import Caller, Role, Station
 from mcpstation.catalog import ToolResult
