@@ -60,6 +60,11 @@ class Budget:
         self.calls += 1
         return None
 
+    def stop(self, limit: Limit) -> None:
+        """Note a limit the host saw (the first one counts); the run ends at its next step."""
+        if self.exceeded is None:
+            self.exceeded = limit
+
     def take_result(self, size: int) -> Limit | None:
         """Count `size` bytes of a result reaching the script, or the limit they cross."""
         self.result_bytes += size

@@ -124,6 +124,8 @@ class _Run:
             public, arguments, caller=self.request.caller, timeout_s=self._remaining_s()
         )
         record.outcome = result.outcome
+        if result.outcome is Outcome.TIMEOUT and time.monotonic() - self.started >= self.settings.timeout_s:
+            self.budget.stop(Limit.WALL_TIME)  # the call had the run's last seconds: the run's limit, not the tool's
         if not result.ok:
             raise script_error(result)
         value = script_value(result)
@@ -171,12 +173,10 @@ class _Run:
         return self._answer(end)
 
     def _answer(self, end: SandboxEnd) -> ToolResult:
-        limit = end.limit
-        if end.ending is Ending.COMPLETED:
+        limit = end.limit or self.budget.exceeded  # a limit the host saw ends the run, whatever the script did after
+        if end.ending is Ending.COMPLETED and limit is None:
             if len(json_text(end.value).encode()) > self.settings.max_output_bytes:
                 limit = Limit.OUTPUT_BYTES
-            elif self.budget.exceeded is not None:
-                limit = self.budget.exceeded  # output over its limit: cut, and the run says so
         structured: dict[str, Any] = {
             "ok": end.ending is Ending.COMPLETED and limit is None,
             "value": _json_safe(end.value) if limit is None else None,
