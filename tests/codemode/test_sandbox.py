@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 import anyio
 import pytest
@@ -18,7 +18,7 @@ RUN_S = 90.0
 ATTEMPTS = {
     "read a file": "open('/etc/passwd').read()",
     "read a file with pathlib": "from pathlib import Path\nPath('/etc/hostname').read_text()",
-    "write a file": "open('/tmp/mcpstation-codemode-escape', 'w').write('x')",
+    "write a file": "open(ESCAPE, 'w').write('x')",
     "environment": "import os\nos.environ['HOME']",
     "getenv": "import os\nos.getenv('MCPSTATION_CODEMODE_SECRET')",
     "subprocess": "import subprocess\nsubprocess.run(['id'])",
@@ -36,15 +36,14 @@ ATTEMPTS = {
 }
 
 
-async def test_every_escape_attempt_fails_inside_the_sandbox(monkeypatch: pytest.MonkeyPatch, tmp_path: object):
+async def test_every_escape_attempt_fails_inside_the_sandbox(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     monkeypatch.setenv("MCPSTATION_CODEMODE_SECRET", "s3cret")
-    escaped = "/tmp/mcpstation-codemode-escape"
-    if os.path.exists(escaped):
-        os.unlink(escaped)
+    escaped = anyio.Path(tmp_path / "escaped")
     failures: dict[str, str] = {}
     with anyio.fail_after(RUN_S):
         async with Station(code_config(inproc("demo"), type_check=False)) as station:
             for label, code in ATTEMPTS.items():
+                code = code.replace("ESCAPE", repr(str(escaped)))
                 result = await station.call_tool("mcp_run_code", {"code": code}, caller=MODEL)
                 assert result.structured is not None
                 if result.structured["ok"]:
@@ -53,7 +52,7 @@ async def test_every_escape_attempt_fails_inside_the_sandbox(monkeypatch: pytest
                 assert "s3cret" not in (result.error or "") and "root:" not in (result.error or ""), label
             after = await station.call_tool("mcp_demo_add", {"a": 1, "b": 1}, caller=MODEL)
     assert failures == {}, f"these ran to completion in the sandbox: {failures}"
-    assert not os.path.exists(escaped)
+    assert not await escaped.exists()
     assert after.ok
 
 
