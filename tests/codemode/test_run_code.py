@@ -192,11 +192,13 @@ async def test_inner_calls_are_audited_as_the_callers_own_tool_calls(tmp_path: P
             calls = list(reversed(await store.list_calls(limit=10)))
 
     def shape(call: Any) -> tuple[Any, ...]:
-        return (call.kind, call.server, call.tool, call.caller, call.outcome)
+        return (call.kind, call.server, call.tool, call.caller, call.outcome, call.issuer, call.upstream)
 
     inner, whole, direct = calls  # the inner call ends first, then the run it belongs to
-    assert shape(inner) == shape(direct) == ("tools/call", "demo", "add", "model", Outcome.OK)
-    assert shape(whole) == ("mcpstation/run_code", "mcpstation", "mcp_run_code", "model", Outcome.OK)
+    assert (inner.via, direct.via, whole.via) == ("code", None, None)
+    assert inner.run_id == whole.run_id is not None and direct.run_id is None
+    assert shape(inner) == shape(direct) == ("tools/call", "demo", "add", "model", Outcome.OK, None, inner.upstream)
+    assert shape(whole) == ("mcpstation/run_code", "mcpstation", "mcp_run_code", "model", Outcome.OK, None, None)
 
 
 async def test_code_mode_off_leaves_the_tool_unanswered_but_the_library_may_still_run_code():

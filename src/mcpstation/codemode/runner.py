@@ -31,7 +31,7 @@ from mcpstation.codemode.stubs import CHECKER_ONLY, render_stubs
 from mcpstation.codemode.values import json_text, result_bytes, script_error, script_value
 from mcpstation.config.models import CodeModeSettings
 from mcpstation.outcomes import Outcome
-from mcpstation.pipeline.request import Request
+from mcpstation.pipeline.request import Request, Via
 from mcpstation.pipeline.surface import HOST_SERVER, RUN_CODE, SEARCH_LIMIT
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ class _Run:
         self.pipeline = pipeline
         self.request = request
         self.settings = settings
-        self.id = uuid.uuid4().hex[:12]
+        self.id = request.run_id or uuid.uuid4().hex[:12]
         self.budget = Budget(settings)
         self.calls: list[CallRecord] = []
         self.started = time.monotonic()
@@ -121,7 +121,7 @@ class _Run:
         record = CallRecord(public)
         self.calls.append(record)
         result = await self.pipeline.call_tool(
-            public, arguments, caller=self.request.caller, timeout_s=self._remaining_s()
+            public, arguments, caller=self.request.caller, timeout_s=self._remaining_s(), via=Via.CODE, run_id=self.id
         )
         record.outcome = result.outcome
         if result.outcome is Outcome.TIMEOUT and time.monotonic() - self.started >= self.settings.timeout_s:
