@@ -45,6 +45,11 @@ async def test_the_wall_time_counts_tool_time():
     assert call["tool"] == "mcp_demo_slow" and call["outcome"] in ("unfinished", "timeout")
 
 
+async def test_the_wall_time_ends_a_script_busy_in_the_sandbox():
+    result, after = await tripped("while True:\n    pass", timeout_s=1.0, cpu_s=30)
+    assert_limit(result, after, Limit.WALL_TIME)
+
+
 async def test_sandbox_cpu_time_ends_an_endless_loop():
     result, after = await tripped("n = 0\nwhile True:\n    n += 1", cpu_s=0.5, timeout_s=30)
     assert_limit(result, after, Limit.CPU_TIME)
