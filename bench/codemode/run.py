@@ -4,9 +4,12 @@
     .venv/bin/python bench/codemode/run.py --json other.json
 
 The fleet: our demo server as `calc` (it computes), and 11 in-process servers listing the real tool lists of
-public MCP servers (bench/search/servers), answering each call with what they were asked. The station runs
-both arms: `direct` hands the model every visible tool and each turn's calls go through `call_tool`; `code`
-hands it `mcp_run_code` alone and the task's script goes through it.
+public MCP servers (bench/search/servers), answering each call with what they were asked. Three arms:
+`direct` hands the model every visible tool and each turn's calls go through `call_tool`; `code` hands it
+`mcp_run_code` alone and the task's script goes through it; `code+search` (tool search on, nothing pinned)
+hands it the search meta-tools and `mcp_run_code`: one turn searches for each tool the script needs (the
+first sentence of its description as the query; `search_found` is the share found in the top 5), the next
+runs the script calling them by name with `call_tool`.
 
 What is counted, per task and arm, with the station's own token estimator (fitted against o200k_base,
 `mcpstation.catalog.tokens`; no tokenizer package is installed here):
@@ -25,6 +28,7 @@ Tokens and turns are deterministic (the same scripts, the same results); `wall_s
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import platform
 import statistics
@@ -53,6 +57,7 @@ PUBLIC = (
     "brave-search",
 )  # fmt: skip
 MODEL = Caller("model", Role.USER, Face.LLM)
+ARMS = ("direct", "code", "code+search")
 START_S = 60.0
 
 
@@ -73,10 +78,10 @@ def _echo_server(name: str) -> Server[Any]:
     return Server(name, version="1", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def fleet(code_mode: str) -> StationConfig:
+def fleet(code_mode: str, tool_search: str = "off") -> StationConfig:
     servers = [InProcessServerSpec(name="calc", server=build_demo_server("calc"))]
     servers += [InProcessServerSpec(name=name, server=_echo_server(name)) for name in PUBLIC]
-    return StationConfig(servers=servers, station={"tool_search": "off", "code_mode": code_mode})
+    return StationConfig(servers=servers, station={"tool_search": tool_search, "code_mode": code_mode})
 
 
 class Transcript:
@@ -92,6 +97,7 @@ class Transcript:
         self.result_tokens = 0
         self.history_tokens = 0  # of input_tokens: the conversation so far, read again at each turn
         self.tool_calls = 0
+        self.found: float | None = None  # share of the needed tools that search put in its top 5 (search arm)
 
     def model_turn(self, written: str) -> None:
         self.turns += 1
@@ -156,19 +162,54 @@ async def direct(station: Station, task: Task) -> dict[str, Any]:
     return {**transcript.to_dict(), "passed": task.check(answer), "wall_s": round(time.perf_counter() - started, 3)}
 
 
+class _ByName(ast.NodeTransformer):
+    """`await mcp_x(a=1)` becomes `await call_tool("mcp_x", {"a": 1})`: a script calling tools it found by search."""
+
+    def __init__(self) -> None:
+        self.tools: list[str] = []
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and node.func.id.startswith("mcp_"):
+            self.tools.append(node.func.id)
+            arguments = ast.Dict(
+                keys=[ast.Constant(k.arg) for k in node.keywords], values=[k.value for k in node.keywords]
+            )
+            return ast.Call(ast.Name("call_tool", ast.Load()), [ast.Constant(node.func.id), arguments], [])
+        return node
+
+
+def by_name(script: str) -> tuple[str, list[str]]:
+    """The script as a model with tool search writes it, and the tools it calls (in order, once each)."""
+    transformer = _ByName()
+    tree = ast.fix_missing_locations(transformer.visit(ast.parse(script)))
+    return ast.unparse(tree) + "\n", list(dict.fromkeys(transformer.tools))
+
+
 async def code(station: Station, task: Task) -> dict[str, Any]:
-    [tool] = station.tools_for(MODEL)
-    transcript = Transcript([tool], task.prompt)
+    surface = station.tools_for(MODEL)
+    transcript = Transcript(surface, task.prompt)
     started = time.perf_counter()
-    transcript.model_turn(_calls_json([("mcp_run_code", {"code": task.script})]))
-    result = await station.call_tool("mcp_run_code", {"code": task.script}, caller=MODEL)
+    script = task.script
+    if len(surface) > 1:  # tool search on: find each tool first (one turn, searches at once), then call by name
+        script, needed = by_name(task.script)
+        catalog = {tool.name: tool for tool in station.tools}
+        searches = [("mcp_search_tools", {"query": catalog[name].description.split(".")[0]}) for name in needed]
+        transcript.model_turn(_calls_json(searches))
+        found = await _call_all(station, searches)
+        transcript.tool_results([result.text for result in found])
+        hits = [[hit["name"] for hit in result.structured["tools"]] for result in found if result.structured]
+        transcript.found = sum(name in names for name, names in zip(needed, hits, strict=True)) / len(needed)
+    transcript.model_turn(_calls_json([("mcp_run_code", {"code": script})]))
+    result = await station.call_tool("mcp_run_code", {"code": script}, caller=MODEL)
     transcript.tool_results([result.text])
     structured = result.structured or {}
     transcript.tool_calls = len(structured.get("calls", []))
     answer = structured.get("value")
     transcript.model_turn(json.dumps(answer))
     passed = result.ok and task.check(answer)
-    return {**transcript.to_dict(), "passed": passed, "wall_s": round(time.perf_counter() - started, 3)}
+    extra = {"search_found": transcript.found} if transcript.found is not None else {}
+    return {**transcript.to_dict(), **extra, "passed": passed, "wall_s": round(time.perf_counter() - started, 3)}
 
 
 def _saving(direct_value: float, code_value: float) -> float:
@@ -180,14 +221,17 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for kind in ("independent", "sequential", "iterative"):
         chosen = [row for row in rows if row["kind"] == kind]
         summary: dict[str, Any] = {}
-        for arm in ("direct", "code"):
+        for arm in ARMS:
             summary[arm] = {
                 key: sum(row[arm][key] for row in chosen)
                 for key in ("input_tokens", "history_tokens", "result_tokens", "turns", "tool_calls")
             }
             summary[arm]["pass_rate"] = statistics.fmean(1.0 if row[arm]["passed"] else 0.0 for row in chosen)
-        summary["fewer_input_tokens"] = _saving(summary["direct"]["input_tokens"], summary["code"]["input_tokens"])
-        summary["fewer_turns"] = _saving(summary["direct"]["turns"], summary["code"]["turns"])
+        for arm in ARMS[1:]:
+            summary[arm]["fewer_input_tokens"] = _saving(
+                summary["direct"]["input_tokens"], summary[arm]["input_tokens"]
+            )
+            summary[arm]["fewer_turns"] = _saving(summary["direct"]["turns"], summary[arm]["turns"])
         by_kind[kind] = summary
     return by_kind
 
@@ -195,15 +239,18 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 async def measure() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     with anyio.fail_after(START_S):
-        async with Station(fleet("off")) as plain, Station(fleet("on")) as coded:
-            surfaces = {
-                "direct": {"tools": len(plain.tools_for(MODEL))},
-                "code": {"tools": len(coded.tools_for(MODEL))},
-            }
+        async with (
+            Station(fleet("off")) as plain,
+            Station(fleet("on")) as coded,
+            Station(fleet("on", tool_search="on")) as searched,
+        ):
+            await searched.live_catalog.index.wait_current(START_S)
+            stations = {"direct": plain, "code": coded, "code+search": searched}
+            surfaces = {arm: {"tools": len(station.tools_for(MODEL))} for arm, station in stations.items()}
             for task in TASKS:
                 rows.append(
                     {"task": task.name, "kind": task.kind, "direct": await direct(plain, task),
-                     "code": await code(coded, task)}
+                     "code": await code(coded, task), "code+search": await code(searched, task)}
                 )  # fmt: skip
     return rows, surfaces
 
@@ -211,23 +258,25 @@ async def measure() -> tuple[list[dict[str, Any]], dict[str, Any]]:
 def main(out: Path) -> None:
     rows, surfaces = anyio.run(measure)
     summary = summarize(rows)
-    header = f"{'task':<16}{'kind':<13}{'arm':<8}{'defs':>7}{'results':>9}{'turns':>7}{'input':>9}{'output':>8}"
+    header = f"{'task':<16}{'kind':<13}{'arm':<13}{'defs':>7}{'results':>9}{'turns':>7}{'input':>9}{'output':>8}"
     header += f"{'calls':>7}  ok"
     print(header)
     for row in rows:
-        for arm in ("direct", "code"):
+        for arm in ARMS:
             r = row[arm]
             print(
-                f"{row['task']:<16}{row['kind']:<13}{arm:<8}{r['definition_tokens']:>7}{r['result_tokens']:>9}"
+                f"{row['task']:<16}{row['kind']:<13}{arm:<13}{r['definition_tokens']:>7}{r['result_tokens']:>9}"
                 f"{r['turns']:>7}{r['input_tokens']:>9}{r['output_tokens']:>8}{r['tool_calls']:>7}  {r['passed']}"
             )
     print()
     for kind, s in summary.items():
-        print(
-            f"{kind:<13} input tokens {s['direct']['input_tokens']:>8} -> {s['code']['input_tokens']:>7} "
-            f"({s['fewer_input_tokens']:.0%} fewer), turns {s['direct']['turns']:>3} -> {s['code']['turns']:>3} "
-            f"({s['fewer_turns']:.0%} fewer), pass {s['direct']['pass_rate']:.0%} / {s['code']['pass_rate']:.0%}"
-        )
+        for arm in ARMS[1:]:
+            d, c = s["direct"], s[arm]
+            print(
+                f"{kind:<13}{arm:<13} input tokens {d['input_tokens']:>8} -> {c['input_tokens']:>7} "
+                f"({c['fewer_input_tokens']:.0%} fewer), turns {d['turns']:>3} -> {c['turns']:>3} "
+                f"({c['fewer_turns']:.0%} fewer), pass {d['pass_rate']:.0%} / {c['pass_rate']:.0%}"
+            )
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     record = {
         "bench": "codemode",
