@@ -230,3 +230,13 @@ answer = await call_tool(names[0], {"a": 20, "b": 22})
     assert "mcp_run_code" not in plain
     assert result.ok and result.structured is not None
     assert result.structured["value"] == ["mcp_demo_add", 42]
+
+
+async def test_gathered_calls_run_at_once():
+    """Four 1.5 s calls in a run allowed 4.5 s: done only if they overlap (one after another needs 6 s)."""
+    code = "import asyncio\nlen(await asyncio.gather(*[mcp_demo_slow(seconds=1.5) for _ in range(4)]))"
+    with anyio.fail_after(RUN_S):
+        async with Station(code_config(inproc("demo"), timeout_s=4.5)) as station:
+            result = await run(station, code)
+    assert result.ok, result.structured
+    assert result.structured is not None and result.structured["value"] == 4
