@@ -61,6 +61,17 @@ async def test_unknown_keys_are_named_even_where_the_schema_allows_extra_ones():
             assert extra.ok and received == [("search", {"query": "cats", "page": 2})]
 
 
+async def test_a_null_for_an_optional_key_counts_as_left_out_and_reaches_the_server_as_sent():
+    received: list[tuple[str, dict[str, Any]]] = []
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with Station(config(received)) as station:
+            optional = await station.call_tool("mcp_s_send", {"message": "hi", "count": None})
+            assert optional.ok and received == [("send", {"message": "hi", "count": None})]
+            required = await station.call_tool("mcp_s_send", {"message": None})
+            assert required.outcome is Outcome.REFUSED and len(received) == 1
+            assert "'message'" in required.text and "null" in required.text
+
+
 async def test_a_schema_the_validator_cannot_use_never_blocks_a_call_and_is_warned_about_once(
     caplog: pytest.LogCaptureFixture,
 ):

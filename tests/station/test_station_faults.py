@@ -17,9 +17,9 @@ from typing import Any
 
 import anyio
 import pytest
+from _processes import alive, peak_rss, processes_left_checked
 from station_helpers import START_TIMEOUT_S, inproc
 
-from _processes import alive, peak_rss, processes_left_checked
 from mcpstation import Station, StationConfig
 from mcpstation.connection.limits import DEFAULT_MAX_MESSAGE_BYTES
 from mcpstation.outcomes import Outcome
@@ -30,7 +30,7 @@ pytestmark = pytest.mark.anyio
 
 FAULT_BOUND_S = 10.0  # each fault ends this fast, never at a request timeout
 NEIGHBOUR_CALLS = 20
-LATENCY_FLOOR_S = 0.05  # below this, a shared 2-core machine's scheduling noise is the signal, not the fault
+LATENCY_FLOOR_S = 0.2  # a loaded 2-core CI machine adds this much noise; a starved loop costs seconds
 MEMORY_SLACK_BYTES = 32 * 1024 * 1024
 STORM_WINDOW_S = 3.0  # the list_changed storm is judged over the first seconds of the session...
 MAX_LISTS_IN_WINDOW = 10  # ...and costs at most this many tools/list in them

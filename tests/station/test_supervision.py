@@ -241,8 +241,13 @@ async def test_http_session_lost_after_server_restart_is_reinitialized(tmp_path:
                 assert (await station.call_tool("mcp_web_add", {"a": 1, "b": 1})).ok
                 _stop(server)
                 server = _start_http_demo(port, tmp_path / "second.log")
-                lost = await station.call_tool("mcp_web_add", {"a": 2, "b": 2})
-                assert not lost.ok and "connection lost" in lost.error
+                # The new server refuses the old session id: a request that never reached it is sent
+                # again on a new session; if the station saw the old server go first, it says so.
+                again = await station.call_tool("mcp_web_add", {"a": 2, "b": 2})
+                if again.ok:
+                    assert again.structured == {"result": 4}
+                else:
+                    assert again.outcome in (Outcome.CONNECTION_LOST, Outcome.UNAVAILABLE), again
                 await wait_state(station, "web", "READY")
                 await wait_until_ok(station, "mcp_web_add")
     finally:

@@ -65,7 +65,7 @@ async def test_only_the_hash_is_stored(store_target: StoreTarget) -> None:
     assert any("'ci'" in row for row in rows)
     assert not any(token in row or token.removeprefix("mcps_") in row for row in rows)
     if store_target.data_dir is not None:  # SQLite: not in the file's bytes either
-        files = sorted(store_target.data_dir.glob("mcpstation.db*"))
+        files = sorted(path for path in store_target.data_dir.glob("mcpstation.db*") if path.is_file())
         stored = b"".join(path.read_bytes() for path in files)
         assert b"ci" in stored  # the bytes are readable: the name is there
         assert token.encode() not in stored

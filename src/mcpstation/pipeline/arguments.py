@@ -54,7 +54,7 @@ class ArgumentCheck:
             validator = self.validator(entry)
             arguments = request.arguments if isinstance(request.arguments, dict) else dict(request.arguments)
             try:
-                if validator is None or validator.is_valid(arguments):
+                if validator is None or validator.is_valid(_nulls_as_absent(arguments, entry.input_schema)):
                     return await handler(request)
             except ValueError:  # not JSON values (a library caller's own objects): the SDK and server judge
                 return await handler(request)
@@ -71,6 +71,17 @@ class ArgumentCheck:
         if compiled is None or compiled[0] is not entry.input_schema:
             compiled = self._compiled[key] = (entry.input_schema, _compile(entry))
         return compiled[1]
+
+
+def _nulls_as_absent(arguments: dict[str, Any], schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The arguments judged: a top-level null for a key the schema does not require counts as the
+    key left out. Models send it for "not given" (a strict provider schema makes every optional
+    key required and nullable), and servers read it that way; the call still carries the null."""
+    if not any(value is None for value in arguments.values()):
+        return arguments
+    required = schema.get("required", ())
+    required_keys = set(required) if isinstance(required, list) else set()
+    return {key: value for key, value in arguments.items() if value is not None or key in required_keys}
 
 
 def _compile(entry: CatalogTool) -> jsonschema_rs.Validator | None:
