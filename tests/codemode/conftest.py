@@ -7,12 +7,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "station"))  # station_helpers
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "pipeline"))  # outcome_server
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "gateway"))  # gateway_helpers
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "api"))  # api_helpers, which gateway_helpers uses
-sys.path.insert(0, str(Path(__file__).parent))  # codemode_helpers
-
 HTTP_START_S = 30.0  # the demo server's start over HTTP on a loaded machine
 
 
