@@ -11,7 +11,8 @@ from gateway_helpers import CALL_TIMEOUT_S, http_gateway
 from mcp.client import Client
 from station_helpers import inproc
 
-from mcpstation import Caller, Face, Role
+from mcpstation import Caller, Face, Role, Station
+from mcpstation.integrations import openai as openai_face
 
 pytestmark = pytest.mark.anyio
 
@@ -42,3 +43,24 @@ except LookupError:
     assert json.loads(result.content[0].text) == result.structured_content  # type: ignore[union-attr]
     assert result.structured_content["value"] == [26, "hidden"]
     assert [call["outcome"] for call in result.structured_content["calls"]] == ["ok"] * 4 + ["not_found"]
+
+
+async def test_the_openai_export_hands_mcp_run_code_and_runs_the_models_call():
+    code = "(await mcp_demo_multiply(a=6, b=7))['result']"
+    message = {
+        "role": "assistant",
+        "tool_calls": [
+            {
+                "id": "c1",
+                "type": "function",
+                "function": {"name": "mcp_run_code", "arguments": json.dumps({"code": code})},
+            }
+        ],
+    }
+    with anyio.fail_after(CALL_TIMEOUT_S):
+        async with Station(code_config(inproc("demo"))) as station:
+            exported = openai_face.tools(station, caller=BOT)
+            [answer] = await openai_face.run_tool_calls(station, message, caller=BOT)
+    assert [tool["function"]["name"] for tool in exported] == ["mcp_run_code"]
+    assert "async def mcp_demo_multiply" in exported[0]["function"]["description"]
+    assert answer["tool_call_id"] == "c1" and json.loads(answer["content"])["value"] == 42.0
