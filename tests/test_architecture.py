@@ -19,7 +19,7 @@ LEAVES = {"outcomes", "errors", "file_lock"}
 _BASE = LEAVES | {"config"}
 _PARTS = _BASE | {"catalog", "catalog_cache", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
 _STATION = _PARTS | {
-    "roster", "pool", "live_catalog", "status", "dynamic", "follower", "management", "station"
+    "roster", "pool", "live_catalog", "status", "dynamic", "follower", "management", "station", "codemode"
 }  # fmt: skip
 
 # What each layer may import from mcpstation (besides itself), bottom to top.
@@ -39,6 +39,7 @@ ALLOWED: dict[str, set[str]] = {
     "catalog_cache": _BASE | {"connection", "store"},
     "pipeline": _BASE | {"catalog", "connection", "policy", "store"},
     "identity": _BASE | {"policy", "pipeline"},
+    "codemode": _BASE | {"catalog", "pipeline"},
     "roster": _BASE | {"store"},
     "pool": _BASE | {"connection", "events"},
     "live_catalog": _PARTS | {"pool", "roster"},

@@ -42,6 +42,7 @@ from mcpstation.catalog import (
 )
 from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.catalog_cache import CatalogCache
+from mcpstation.codemode import CodeRunner, CodeToolBuilder
 from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
@@ -53,13 +54,14 @@ from mcpstation.live_catalog import LiveCatalog
 from mcpstation.management import MANAGEMENT_SERVER, MANAGEMENT_TOOLS, management_spec
 from mcpstation.pinning import ToolPins
 from mcpstation.pipeline import (
-    META_TOOLS,
+    HOST_TOOLS,
     ArgumentCheck,
     AuditTrail,
     Bounds,
     Caller,
     Layer,
     Pipeline,
+    RequestKind,
     Router,
     ToolSurface,
     UrlGuardLayer,
@@ -154,6 +156,8 @@ class Station:
         self._arguments = ArgumentCheck(lambda: self.catalog)
         self._offline_reason = partial(offline_reason, self.roster, self.pool)
         self.visibility = Visibility(self.roster.spec)
+        self._code_tool = CodeToolBuilder(lambda: self.config.code_mode)
+        self._code_runner = CodeRunner(lambda: self.requests, lambda: self.config.code_mode)
         self.requests = self._compose()
         self._on_change = on_change
         self._exit_stack: AsyncExitStack | None = None
@@ -174,7 +178,7 @@ class Station:
         specs = [*(entry.spec for entry in self.roster), *self.config.servers]
         guarded = self.dynamic is not None or any(needs_url_guard(spec) for spec in specs)
         handler = assemble(
-            route=Router(self.pool.get, self._offline_reason),
+            route=Router(self.pool.get, self._offline_reason, answers={RequestKind.RUN_CODE: self._code_runner}),
             visibility=self.visibility,
             bounds=Bounds(lambda: self.config.station, self._server_cap),
             audit=self._audit,
@@ -193,6 +197,7 @@ class Station:
                 spec_of=self.roster.spec,
                 visibility=self.visibility,
                 index=self.live_catalog.index,
+                code_tool=self._code_tool,
             ),
         )
 
@@ -217,8 +222,8 @@ class Station:
 
     def _owned(self) -> dict[str, str]:
         """Tool names only the host's own server may take: the management tools, and the tool
-        search meta-tools, which no server lists (the pipeline answers them)."""
-        owned = dict.fromkeys(META_TOOLS, MANAGEMENT_SERVER)
+        search and code mode meta-tools, which no server lists (the pipeline answers them)."""
+        owned = dict.fromkeys(HOST_TOOLS, MANAGEMENT_SERVER)
         if MANAGEMENT_SERVER in self.roster:
             owned.update(dict.fromkeys(MANAGEMENT_TOOLS, MANAGEMENT_SERVER))
         return owned
@@ -501,6 +506,16 @@ class Station:
         return await self.requests.call_tool(
             name, arguments, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s, progress=progress
         )
+
+    async def run_code(self, code: str, *, timeout_s: float | None = None, caller: Caller | None = None) -> ToolResult:
+        """Run a code-mode script (docs/code-mode.md) whose tool calls are `caller`'s own requests; the
+        answer's `structured` says `ok`, the `value`, the `output`, the `calls` made and any `limit`.
+
+        Works whatever `[station] code_mode` says: the setting decides what a model is handed, and
+        the library is the program that decides for itself.
+        """
+        self._require_running()
+        return await self.requests.run_code(code, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s)
 
     async def get_prompt(
         self,

@@ -282,6 +282,8 @@ class _Api:
                         client_id=c.client_id,
                         token_id=c.token_id,
                         upstream=c.upstream,
+                        via=c.via,
+                        run_id=c.run_id,
                     )
                     for c in calls
                 ],

@@ -253,6 +253,8 @@ class AuditCall(_Body):
     client_id: str | None = None
     token_id: str | None = None
     upstream: str | None = Field(default=None, description="The upstream reached, and as whom.")
+    via: str | None = Field(default=None, description="`code`: a call a code-mode script made.")
+    run_id: str | None = Field(default=None, description="The code-mode run: its own record and each call it made.")
 
 
 class AuditAction(_Body):

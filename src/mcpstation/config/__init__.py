@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpstation.config.environment import NETWORK_VARIABLES
 from mcpstation.config.models import (
+    CodeModeSettings,
     ElicitationSettings,
     HostSettings,
     OAuthSettings,
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "NETWORK_VARIABLES",
+    "CodeModeSettings",
     "ElicitationSettings",
     "HostSettings",
     "OAuthSettings",

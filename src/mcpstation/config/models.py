@@ -33,6 +33,7 @@ from mcpstation.config.presets import FetchOptions, preset_servers
 
 NamingMode = Literal["prefix", "namespace", "bare"]
 ToolSearchMode = Literal["off", "auto", "on"]
+CodeModeSwitch = Literal["off", "auto", "on"]
 StartMode = Literal["eager", "lazy"]
 
 
@@ -548,6 +549,11 @@ class StationSettings(_Frozen):
     always_visible: tuple[str, ...] = Field(
         default=(), description="Public tool-name globs kept on the LLM surface when tool search is on."
     )
+    code_mode: CodeModeSwitch = Field(
+        default="off",
+        description="Hand the LLM mcp_run_code, a sandboxed Python script calling the tools it may see (on), or "
+        "only to a caller whose surface has tool search (auto); limits in [code_mode].",
+    )
     default_start: StartMode = Field(
         default="eager", description="A server's start mode when it sets none: 'eager' (at boot) or 'lazy'."
     )
@@ -574,6 +580,23 @@ class StationSettings(_Frozen):
             return self.max_concurrent_starts
         cores = os.cpu_count() or 1
         return max(MIN_CONCURRENT_STARTS, min(MAX_CONCURRENT_STARTS, STARTS_PER_CORE * cores))
+
+
+class CodeModeSettings(_Frozen):
+    """The `[code_mode]` table: the limits of one `mcp_run_code` run (docs/code-mode.md)."""
+
+    timeout_s: float = Field(default=60.0, gt=0, description="Wall time of a run, tool calls included.")
+    cpu_s: float = Field(default=10.0, gt=0, description="Time the sandbox itself executes, tool calls excluded.")
+    max_memory_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024, description="The sandbox's heap.")
+    max_recursion_depth: int = Field(default=200, ge=10, description="Nested function calls in the script.")
+    max_tool_calls: int = Field(default=50, ge=1, description="Tool calls a run may start; checked before each.")
+    max_result_bytes: int = Field(
+        default=4 * 1024 * 1024, ge=1024, description="Bytes of tool results a run may take in, all calls together."
+    )
+    max_output_bytes: int = Field(
+        default=64 * 1024, ge=256, description="Bytes of printed output and final value handed back to the model."
+    )
+    type_check: bool = Field(default=True, description="Check the script against the tools' stubs before it runs.")
 
 
 class RootSpec(_Frozen):
@@ -702,6 +725,7 @@ class StationConfig(_Frozen):
     policy: PolicySettings = Field(default_factory=PolicySettings)
     presets: PresetSettings = Field(default_factory=PresetSettings)
     telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    code_mode: CodeModeSettings = Field(default_factory=CodeModeSettings)
     auth: AuthSettings = Field(default_factory=AuthSettings)
     source: str | None = Field(default=None, description="The file this came from, for messages.")
 

@@ -7,23 +7,26 @@ from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, STATION_ISSUER, Caller, Face, Principal
 from mcpstation.pipeline.kinds import KINDS, Kind, RequestKind, Upstream
 from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
-from mcpstation.pipeline.request import Handler, Layer, Request
+from mcpstation.pipeline.request import Handler, Layer, Request, Via
 from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
-from mcpstation.pipeline.surface import META_TOOLS, Surface, SurfaceTotals, ToolSurface
+from mcpstation.pipeline.surface import HOST_TOOLS, META_TOOLS, RUN_CODE, CodeTool, Surface, SurfaceTotals, ToolSurface
 from mcpstation.pipeline.url_guard import UrlGuardLayer, needs_url_guard
 from mcpstation.pipeline.visibility import Visibility
 
 __all__ = [
     "CALLER_META_KEY",
     "CALLER_SCOPE_KEY",
+    "HOST_TOOLS",
     "KINDS",
     "META_TOOLS",
     "OUTCOME_META_KEY",
+    "RUN_CODE",
     "STATION_ISSUER",
     "ArgumentCheck",
     "AuditTrail",
     "Bounds",
     "Caller",
+    "CodeTool",
     "Face",
     "Handler",
     "Kind",
@@ -38,6 +41,7 @@ __all__ = [
     "ToolSurface",
     "Upstream",
     "UrlGuardLayer",
+    "Via",
     "Visibility",
     "assemble",
     "compose",

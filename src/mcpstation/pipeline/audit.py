@@ -137,6 +137,8 @@ class AuditTrail:
             error=error,
             at=datetime.now(UTC),  # when it ended, not when its batch is written
             kind=str(request.kind),
+            via=str(request.via) if request.via is not None else None,
+            run_id=request.run_id,
         )
         try:
             self._send.send_nowait(entry)

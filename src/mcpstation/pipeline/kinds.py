@@ -42,6 +42,7 @@ class RequestKind(enum.StrEnum):
     SUBSCRIBE = "resources/subscribe"
     UNSUBSCRIBE = "resources/unsubscribe"
     COMPLETE = "completion/complete"
+    RUN_CODE = "mcpstation/run_code"  # code mode: a script whose tool calls come back in as tools/call
 
 
 CompletionRef = types.PromptReference | types.ResourceTemplateReference
@@ -84,6 +85,7 @@ class Kind:
     roles_by_target: bool = False  # a server's `tool_roles` globs apply to the target, not only its `min_role`
     checks_arguments: bool = False  # the arguments are checked against the target's input schema (arguments.py)
     uri_target: bool = False  # the target is a URI, which the URL guard judges when it is a web address
+    every_caller: bool = False  # any caller may ask; what the request reaches is judged as its own requests
 
     def failure(
         self,
@@ -184,6 +186,7 @@ KINDS: Mapping[RequestKind, Kind] = {
                 lambda r, raw, s: CompletionResult.from_sdk(raw, name=r.name, server=r.server, duration_s=s),
             ),
         ),
+        Kind(RequestKind.RUN_CODE, ToolResult, "tool", None, cut=True, every_caller=True),
     )
 }
 """Every request kind's row; a test checks that each `RequestKind` has one."""

@@ -20,6 +20,7 @@ inner call is the one that is checked for visibility, audited, guarded and bound
 from __future__ import annotations
 
 import difflib
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -48,12 +49,13 @@ from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import Caller
 from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
-from mcpstation.pipeline.request import Handler, Layer, Request
-from mcpstation.pipeline.surface import CALL_TOOL, Surface, SurfaceTotals, ToolSurface
+from mcpstation.pipeline.request import Handler, Layer, Request, Via
+from mcpstation.pipeline.surface import CALL_TOOL, HOST_SERVER, RUN_CODE, Surface, SurfaceTotals, ToolSurface
 from mcpstation.pipeline.url_guard import UrlGuardLayer
 from mcpstation.pipeline.visibility import Visibility
 
 SUGGESTIONS = 3  # did-you-mean names offered for an unknown name
+RUN_ID_CHARS = 12  # hex digits of a code-mode run's id: unique enough to find its calls in the audit trail
 
 
 def compose(innermost: Handler, layers: Sequence[Layer]) -> Handler:
@@ -190,14 +192,31 @@ class Pipeline:
         timeout_s: float | None = None,
         progress: ProgressFnT | None = None,
         meta: Mapping[str, Any] | None = None,
+        via: Via | None = None,
+        run_id: str | None = None,
     ) -> ToolResult:
+        """Call a tool (or a meta-tool) by public name; `via` and `run_id` say a code-mode run made the call."""
+        if name == RUN_CODE and self.surface is not None and self.surface.answers(name):
+            code = (arguments or {}).get("code")
+            return await self.run_code(code if isinstance(code, str) else "", caller=caller, timeout_s=timeout_s)
         if self.surface is not None and self.surface.answers(name):
 
             async def call(inner: str, inner_arguments: Mapping[str, Any]) -> ToolResult:
                 return await self._call_catalog_tool(inner, inner_arguments, caller, timeout_s, progress, meta)
 
             return await self.surface.answer(name, arguments or {}, caller=caller, catalog=self._catalog(), call=call)
-        return await self._call_catalog_tool(name, arguments, caller, timeout_s, progress, meta)
+        return await self._call_catalog_tool(name, arguments, caller, timeout_s, progress, meta, via, run_id)
+
+    async def run_code(self, code: str, *, caller: Caller, timeout_s: float | None = None) -> ToolResult:
+        """Run a code-mode script for `caller` (`mcpstation.codemode`): each tool call it makes comes
+        back through `call_tool` as this caller's own request."""
+        run_id = uuid.uuid4().hex[:RUN_ID_CHARS]
+        request = Request(
+            RequestKind.RUN_CODE, RUN_CODE, HOST_SERVER, RUN_CODE, caller, {"code": code}, timeout_s, run_id=run_id
+        )
+        result = await self.handler(request)
+        assert isinstance(result, ToolResult)
+        return result
 
     async def _call_catalog_tool(
         self,
@@ -207,6 +226,8 @@ class Pipeline:
         timeout_s: float | None,
         progress: ProgressFnT | None,
         meta: Mapping[str, Any] | None,
+        via: Via | None = None,
+        run_id: str | None = None,
     ) -> ToolResult:
         entry = self._catalog().tools.get(name)
         if entry is None:
@@ -215,7 +236,7 @@ class Pipeline:
             result = await self.handler(
                 Request(
                     RequestKind.CALL_TOOL, name, entry.server, entry.tool, caller, arguments or {}, timeout_s,
-                    progress, meta=meta,
+                    progress, meta=meta, via=via, run_id=run_id,
                 )
             )  # fmt: skip
         assert isinstance(result, ToolResult)

@@ -7,6 +7,7 @@ type and answers with the result type of its kind (`Request.fail` builds one fro
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +21,12 @@ from mcpstation.pipeline.caller import Caller
 from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
 
 WEB_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
+
+
+class Via(enum.StrEnum):
+    """How a request came in when a face did not send it directly (its audit record says so)."""
+
+    CODE = "code"  # a call made by a code-mode script
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +46,8 @@ class Request:
     context_arguments: Mapping[str, str] | None = None
     uri_variables: Mapping[str, str] | None = None  # a resource URI's values, when a template matched it
     meta: Mapping[str, Any] | None = None  # extra `_meta` to send upstream (trace context)
+    via: Via | None = None  # None: the face sent it directly
+    run_id: str | None = None  # the code-mode run: the run's own request and each call it makes
 
     def fail(
         self,

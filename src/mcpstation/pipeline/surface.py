@@ -38,7 +38,10 @@ from mcpstation.pipeline.visibility import SpecLookup, Visibility
 
 SEARCH_TOOL = "mcp_search_tools"
 CALL_TOOL = "mcp_call_tool"
+RUN_CODE = "mcp_run_code"  # code mode (`mcpstation.codemode`): answered as its own request kind
 META_TOOLS: tuple[str, ...] = (SEARCH_TOOL, CALL_TOOL)
+HOST_TOOLS: tuple[str, ...] = (*META_TOOLS, RUN_CODE)
+"""Every tool name the station answers itself; no server may take one."""
 HOST_SERVER = "mcpstation"  # the server the station's own tools are listed under
 SEARCH_LIMIT = 5  # matches `mcp_search_tools` returns when the model does not say
 MAX_SEARCH_LIMIT = 20  # each match carries its input schema: more than this is a listing, not a search
@@ -47,6 +50,9 @@ INDEX_WAIT_S = 20.0  # a search waits this long for the index to catch up with t
 
 InnerCall = Callable[[str, Mapping[str, Any]], Awaitable[ToolResult]]
 """Calls a catalog tool by public name for the caller of the meta-tool call (the pipeline's own path)."""
+
+CodeTool = Callable[[Sequence[CatalogTool], bool], CatalogTool]
+"""Builds `mcp_run_code` for a caller: from the tools whose stubs it shows, and whether tool search is on."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,10 +63,18 @@ class Surface:
     pinned: tuple[CatalogTool, ...]
     meta: tuple[CatalogTool, ...]
     search: bool
+    code: CatalogTool | None = None  # `mcp_run_code`, when code mode is on for this caller
 
     @property
     def tools(self) -> tuple[CatalogTool, ...]:
+        if self.code is not None:  # in code mode the tools are functions of the script
+            return (*self.pinned, *self.meta, self.code) if self.search else (self.code,)
         return (*self.pinned, *self.meta) if self.search else self.visible
+
+    @property
+    def stubbed(self) -> tuple[CatalogTool, ...]:
+        """The tools `mcp_run_code` shows as typed functions: the pinned ones with search on, else every visible one."""
+        return self.pinned if self.search else self.visible
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,15 +183,25 @@ class ToolSurface:
         spec_of: SpecLookup,
         visibility: Visibility,
         index: LiveIndex,
+        code_tool: CodeTool | None = None,
     ) -> None:
+        """`code_tool`: builds `mcp_run_code` (code mode, when `[station] code_mode` is not off)."""
         self._settings = settings
         self._spec_of = spec_of
         self._visibility = visibility
         self.index = index
+        self._code_tool = code_tool
 
     def answers(self, name: str) -> bool:
-        """Whether `name` is a meta-tool this station answers (tool search is not off)."""
+        """Whether `name` is a meta-tool this station answers (tool search, or code mode, is not off)."""
+        if name == RUN_CODE:
+            return self._code_tool is not None and self._settings().code_mode != "off"
         return name in META_TOOLS and self._settings().tool_search != "off"
+
+    def code_on(self, search: bool) -> bool:
+        """Whether a caller's surface (with tool search on or not) has `mcp_run_code`."""
+        mode = self._settings().code_mode
+        return self._code_tool is not None and (mode == "on" or (mode == "auto" and search))
 
     def search_on(self, visible: Sequence[CatalogTool]) -> bool:
         """Whether a caller who sees `visible` is handed the search surface."""
@@ -205,7 +229,11 @@ class ToolSurface:
     def surface(self, visible: Sequence[CatalogTool]) -> Surface:
         """The surface of a caller who sees `visible`."""
         pinned = tuple(tool for tool in visible if self.is_pinned(tool))
-        return Surface(tuple(visible), pinned, self.meta_tools(visible), self.search_on(visible))
+        search = self.search_on(visible)
+        code = None
+        if self._code_tool is not None and self.code_on(search):
+            code = self._code_tool(pinned if search else tuple(visible), search)
+        return Surface(tuple(visible), pinned, self.meta_tools(visible), search, code)
 
     def totals(self, visible: Sequence[CatalogTool]) -> SurfaceTotals:
         """Sizes and schema tokens of the surface of a caller who sees `visible`, with and without search."""

@@ -65,6 +65,8 @@ call_audit = sa.Table(
     sa.Column("client_id", sa.String(NAME_LENGTH), nullable=True),
     sa.Column("token_id", sa.String(NAME_LENGTH), nullable=True),
     sa.Column("upstream", sa.String(URL_LENGTH), nullable=True),
+    sa.Column("via", sa.String(16), nullable=True),
+    sa.Column("run_id", sa.String(NAME_LENGTH), nullable=True),
     sa.CheckConstraint("outcome IN (" + ", ".join(f"'{o}'" for o in Outcome) + ")", name="outcome"),
     sa.Index(None, "at"),
     sa.Index(None, "server", "at"),

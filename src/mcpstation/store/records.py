@@ -120,6 +120,8 @@ class CallEntry:
     kind: str = "tools/call"  # the request's MCP method
     principal: CallPrincipal | None = None  # who signed in, when the caller did
     upstream: str | None = None  # the upstream reached, and as whom (`user-oauth https://...`)
+    via: str | None = None  # how the request came in when not directly: "code" (a code-mode script)
+    run_id: str | None = None  # the code-mode run: its own record's and those of the calls it made
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +155,8 @@ class CallRecord:
     client_id: str | None = None
     token_id: str | None = None
     upstream: str | None = None  # the upstream reached, and as whom
+    via: str | None = None  # "code": made by a code-mode script
+    run_id: str | None = None  # the code-mode run it belongs to
 
 
 @dataclass(frozen=True, slots=True)

@@ -920,6 +920,8 @@ def _new_call_record(entry: CallEntry, *, keep_arguments: bool) -> CallRecord:
         client_id=_cut(who.client_id if who else None, NAME_LENGTH),
         token_id=_cut(who.token_id if who else None, NAME_LENGTH),
         upstream=_cut(entry.upstream, URL_LENGTH),
+        via=entry.via,
+        run_id=_cut(entry.run_id, NAME_LENGTH),
     )
 
 
@@ -969,6 +971,8 @@ def _call_record(row: Row[Any]) -> CallRecord:
         client_id=row.client_id,
         token_id=row.token_id,
         upstream=row.upstream,
+        via=row.via,
+        run_id=row.run_id,
     )
 
 
