@@ -61,6 +61,7 @@ from mcpstation.pipeline import (
     Layer,
     Pipeline,
     Router,
+    StoreGate,
     ToolSurface,
     UrlGuardLayer,
     Visibility,
@@ -150,6 +151,7 @@ class Station:
             else None
         )
         self._audit = AuditTrail(store, upstream_of=self._upstream_of) if store is not None else None
+        self.store_gate = StoreGate(store) if store is not None else None
         self._caller_layers: list[Layer] = []
         self._arguments = ArgumentCheck(lambda: self.catalog)
         self._offline_reason = partial(offline_reason, self.roster, self.pool)
@@ -178,6 +180,7 @@ class Station:
             visibility=self.visibility,
             bounds=Bounds(lambda: self.config.station, self._server_cap),
             audit=self._audit,
+            store_gate=self.store_gate,
             caller_layers=self._caller_layers,
             arguments=self._arguments,
             url_guard=UrlGuardLayer(self._url_guard, self.roster.spec) if guarded else None,

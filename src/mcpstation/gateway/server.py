@@ -390,6 +390,7 @@ OUTCOME_CODES: dict[Outcome, int] = {
     Outcome.TOO_LARGE: types.INTERNAL_ERROR,
     Outcome.INVALID_RESULT: types.INTERNAL_ERROR,
     Outcome.CANCELLED: types.INTERNAL_ERROR,
+    Outcome.STORE_DOWN: types.INTERNAL_ERROR,
 }
 
 

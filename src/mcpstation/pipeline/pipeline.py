@@ -1,7 +1,7 @@
 """`Pipeline`: the one front door. Every face's every request is resolved here and sent through the
 same composed layers, with the caller's identity:
 
-    resolve ─> visibility ─> audit ─> caller layers (metrics, tracing) ─> argument check ─> URL guard
+    resolve ─> visibility ─> store gate ─> audit ─> caller layers (metrics, tracing) ─> argument check ─> URL guard
             ─> bounds ─> route
 
 `assemble` is the one place the order is written. Visibility is outermost, so a hidden entry is
@@ -9,7 +9,9 @@ answered exactly like an absent one and never reaches audit or metrics. Audit (a
 layers) come before the rules that refuse (argument check, guard) and the bounds, so a refused or
 oversized answer is recorded with its outcome like any other. The argument check comes before the
 URL guard: it is local and costs a microsecond, while the guard may resolve host names, which is
-wasted on a call that is refused anyway (and whose refusal should name what to fix first). A layer
+wasted on a call that is refused anyway (and whose refusal should name what to fix first). The
+store gate comes just before audit: a request it refuses (the store is down) could not be recorded.
+A layer
 with nothing to do for this station is left out.
 
 Resolution also answers the tool-search meta-tools (`surface.py`): `mcp_search_tools` from the
@@ -49,6 +51,7 @@ from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import Caller
 from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
 from mcpstation.pipeline.request import Handler, Layer, Request
+from mcpstation.pipeline.store_gate import StoreGate
 from mcpstation.pipeline.surface import CALL_TOOL, Surface, SurfaceTotals, ToolSurface
 from mcpstation.pipeline.url_guard import UrlGuardLayer
 from mcpstation.pipeline.visibility import Visibility
@@ -70,12 +73,15 @@ def assemble(
     visibility: Visibility,
     bounds: Bounds,
     audit: AuditTrail | None = None,
+    store_gate: StoreGate | None = None,
     caller_layers: Sequence[Layer] = (),
     arguments: ArgumentCheck | None = None,
     url_guard: UrlGuardLayer | None = None,
 ) -> Handler:
     """Every request's path, outermost first (see the module docstring for why in this order)."""
     layers: list[Layer] = [visibility.layer]
+    if store_gate is not None:
+        layers.append(store_gate.layer)
     if audit is not None:
         layers.append(audit.layer)
     layers.extend(caller_layers)
