@@ -46,7 +46,7 @@ from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, S
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
 from mcpstation.errors import ServerUnavailable, UsageError
-from mcpstation.events import EventHub
+from mcpstation.events import EventHub, StationEvent
 from mcpstation.follower import ChangeFollower
 from mcpstation.host import Host
 from mcpstation.live_catalog import LiveCatalog
@@ -63,6 +63,7 @@ from mcpstation.pipeline import (
     Router,
     StoreGate,
     ToolSurface,
+    UriOwners,
     UrlGuardLayer,
     Visibility,
     assemble,
@@ -156,6 +157,8 @@ class Station:
         self._arguments = ArgumentCheck(lambda: self.catalog)
         self._offline_reason = partial(offline_reason, self.roster, self.pool)
         self.visibility = Visibility(self.roster.spec)
+        self.uri_owners = UriOwners(lambda: self.catalog, self._offering)
+        self.events.add_listener(self._learn_owner)
         self.requests = self._compose()
         self._on_change = on_change
         self._exit_stack: AsyncExitStack | None = None
@@ -197,7 +200,18 @@ class Station:
                 visibility=self.visibility,
                 index=self.live_catalog.index,
             ),
+            uri_owners=self.uri_owners,
         )
+
+    def _offering(self, subscription: bool) -> list[str]:
+        """The servers ready to take a resource request: with `subscription`, those that can subscribe."""
+        ready = [(name, c.info) for name, c in self.pool.connections.items() if c.is_ready]
+        return [name for name, info in ready if (info.can_subscribe if subscription else info.offers_resources)]
+
+    def _learn_owner(self, event: StationEvent) -> None:
+        """A server's update notification names a URI it owns (`pipeline/uri_owner.py`)."""
+        if event.kind == "resource" and event.server is not None:
+            self.uri_owners.remember(str(event.data.get("uri")), event.server)
 
     def add_layer(self, layer: Layer) -> None:
         """Wrap every later request in `layer` (metrics, tracing): inside visibility and audit,

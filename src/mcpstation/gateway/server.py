@@ -400,5 +400,8 @@ def _raise_for(result: AnyResult, *, resource: bool) -> NoReturn:
         raise MCPError.from_error_data(result.upstream_error)
     message = result.error or str(result.outcome)
     if result.outcome is Outcome.NOT_FOUND and resource:
-        raise MCPError(code=types.INVALID_PARAMS, message="Resource not found", data={"uri": result.name})
+        # The spec's words; `reason` says why (an owner not clear names the candidates).
+        raise MCPError(
+            code=types.INVALID_PARAMS, message="Resource not found", data={"uri": result.name, "reason": message}
+        )
     raise MCPError(code=OUTCOME_CODES[result.outcome], message=message)

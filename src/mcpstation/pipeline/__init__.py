@@ -11,6 +11,7 @@ from mcpstation.pipeline.request import Handler, Layer, Request
 from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
 from mcpstation.pipeline.store_gate import StoreGate
 from mcpstation.pipeline.surface import META_TOOLS, Surface, SurfaceTotals, ToolSurface
+from mcpstation.pipeline.uri_owner import UriOwner, UriOwners
 from mcpstation.pipeline.url_guard import UrlGuardLayer, needs_url_guard
 from mcpstation.pipeline.visibility import Visibility
 
@@ -39,6 +40,8 @@ __all__ = [
     "SurfaceTotals",
     "ToolSurface",
     "Upstream",
+    "UriOwner",
+    "UriOwners",
     "UrlGuardLayer",
     "Visibility",
     "assemble",
