@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import mcp_types as types
 from mcp.server.lowlevel.server import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.session import ServerSession
-
-import mcp_types as types
 
 
 class UriServer:

@@ -1,0 +1,54 @@
+"""Through the gateway, a URI that no listing holds reaches its owner: a downstream client
+subscribes to it, hears its updates, and unsubscribes; an unclear owner is refused with the
+candidates in the error. Real in-process servers behind a gateway served over HTTP."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from gateway_helpers import http_gateway
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+from station_helpers import inproc
+from uri_server import UriServer
+
+from mcpstation import StationConfig
+
+pytestmark = pytest.mark.anyio
+
+CALL_TIMEOUT_S = 60.0
+
+
+def config(*servers: UriServer) -> StationConfig:
+    return StationConfig(servers=[inproc(s.name, server=s.server, protocol="legacy") for s in servers])
+
+
+async def test_a_client_subscribes_through_the_gateway_to_a_uri_no_listing_holds() -> None:
+    alpha = UriServer("alpha", listed=("shared://a",), subscribe=True)
+    beta = UriServer("beta", listed=("shared://b",))
+    updated = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification) and str(message.params.uri) == "watched://x":
+            updated.set()
+
+    async with http_gateway(config(alpha, beta)) as (_station, url):
+        async with Client(url, mode="legacy", message_handler=on_message) as client:
+            with anyio.fail_after(CALL_TIMEOUT_S), warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                await client.subscribe_resource("watched://x")  # alpha alone can subscribe
+                assert alpha.subscriptions == ["watched://x"]
+                await alpha.updated("watched://x")
+                await updated.wait()
+                await client.unsubscribe_resource("watched://x")
+                assert alpha.subscriptions == []
+                with pytest.raises(MCPError) as refused:
+                    await client.read_resource("shared://c")  # both offer resources: not clear
+    assert refused.value.error.message == "Resource not found"
+    data = refused.value.error.data
+    assert isinstance(data, dict) and "'alpha', 'beta'" in data["reason"], data
+    assert beta.subscriptions == [] and alpha.reads == beta.reads == []
