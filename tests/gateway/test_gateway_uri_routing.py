@@ -30,22 +30,29 @@ def config(*servers: UriServer) -> StationConfig:
 async def test_a_client_subscribes_through_the_gateway_to_a_uri_no_listing_holds() -> None:
     alpha = UriServer("alpha", listed=("shared://a",), subscribe=True)
     beta = UriServer("beta", listed=("shared://b",))
-    updated = anyio.Event()
+    heard: list[str] = []
+    updated = {"watched://x": anyio.Event(), "watched://y": anyio.Event()}
 
     async def on_message(message: Any) -> None:
-        if isinstance(message, types.ResourceUpdatedNotification) and str(message.params.uri) == "watched://x":
-            updated.set()
+        if isinstance(message, types.ResourceUpdatedNotification):
+            heard.append(str(message.params.uri))
+            updated[str(message.params.uri)].set()
 
     async with http_gateway(config(alpha, beta)) as (_station, url):
         async with Client(url, mode="legacy", message_handler=on_message) as client:
             with anyio.fail_after(CALL_TIMEOUT_S), warnings.catch_warnings():
                 warnings.simplefilter("ignore", DeprecationWarning)
                 await client.subscribe_resource("watched://x")  # alpha alone can subscribe
-                assert alpha.subscriptions == ["watched://x"]
+                await client.subscribe_resource("watched://y")
+                assert alpha.subscriptions == ["watched://x", "watched://y"]
                 await alpha.updated("watched://x")
-                await updated.wait()
+                await updated["watched://x"].wait()
                 await client.unsubscribe_resource("watched://x")
-                assert alpha.subscriptions == []
+                assert alpha.subscriptions == ["watched://y"]
+                await alpha.updated("watched://x")  # no subscriber any more: not passed on
+                await alpha.updated("watched://y")
+                await updated["watched://y"].wait()
+                assert heard == ["watched://x", "watched://y"]
                 with pytest.raises(MCPError) as refused:
                     await client.read_resource("shared://c")  # both offer resources: not clear
     assert refused.value.error.message == "Resource not found"
