@@ -44,6 +44,7 @@ _LOOPBACK_PRELOAD = (
 )
 
 Checks = dict[tuple[str, str], str]
+CONFORMANCE_SERVER = [sys.executable, "-m", "mcpstation.testing.conformance_server"]
 
 
 @dataclass(frozen=True)
@@ -158,9 +159,9 @@ def subjects() -> list[Subject]:
         ),
         Subject(
             "mcpstation conformance server (ours, for reference)",
-            http=[sys.executable, "-m", "mcpstation.testing.conformance_server", "--transport", "http", "--port", "{port}"],
+            http=[*CONFORMANCE_SERVER, "--transport", "http", "--port", "{port}"],
             http_env={},
-            stdio=[sys.executable, "-m", "mcpstation.testing.conformance_server"],
+            stdio=CONFORMANCE_SERVER,
             stdio_env={},
             protocol="legacy",
         ),
@@ -188,7 +189,7 @@ def table(name: str, direct_checks: Checks, gateway_checks: Checks) -> list[str]
         lines.append(f"| {scenario} | {check} | {d} | {g} |")
     if not differing:
         lines.append("| (every check has the same status both ways) | | | |")
-    return lines + [""]
+    return [*lines, ""]
 
 
 def main() -> None:
