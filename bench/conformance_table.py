@@ -52,6 +52,7 @@ class Subject:
     """A server: how to serve it over HTTP (direct) and how to start it over stdio (behind the gateway)."""
 
     name: str
+    key: str  # its name in the gateway's config
     http: list[str]  # argv; `{port}` is replaced
     http_env: dict[str, str]
     stdio: list[str]
@@ -117,22 +118,22 @@ def direct(subject: Subject, work: Path) -> Checks:
     process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_for_port(port, process)
-        return run_suite(f"http://127.0.0.1:{port}/mcp", work / f"{subject.name}-direct")
+        return run_suite(f"http://127.0.0.1:{port}/mcp", work / f"{subject.key}-direct")
     finally:
         process.terminate()
         process.wait(timeout=30)
 
 
 def through_gateway(subject: Subject, work: Path) -> Checks:
-    config = work / f"{subject.name}.toml"
-    lines = ["[station]", 'naming = "bare"', "", f"[servers.{subject.name}]"]
+    config = work / f"{subject.key}.toml"
+    lines = ["[station]", 'naming = "bare"', "", f"[servers.{subject.key}]"]
     lines += [f"command = {json.dumps(subject.stdio[0])}", f"args = {json.dumps(subject.stdio[1:])}"]
     lines += [f"protocol = {json.dumps(subject.protocol)}"]
     if subject.stdio_env:
         lines.append(f"env = {{ {', '.join(f'{k} = {json.dumps(v)}' for k, v in subject.stdio_env.items())} }}")
     config.write_text("\n".join(lines) + "\n")
     port = free_port()
-    env = {**os.environ, "MCPSTATION_DATA_DIR": str(work / f"{subject.name}-data")}
+    env = {**os.environ, "MCPSTATION_DATA_DIR": str(work / f"{subject.key}-data")}
     env.pop("MCPSTATION_CONFIG", None)
     env.pop("MCPSTATION_DB_URL", None)
     argv = [sys.executable, "-m", "mcpstation", "gateway", "--port", str(port), "--config", str(config)]
@@ -140,7 +141,7 @@ def through_gateway(subject: Subject, work: Path) -> Checks:
     try:
         wait_for_port(port, process)
         time.sleep(5.0)  # the gateway serves at once and starts its server in the background
-        return run_suite(f"http://127.0.0.1:{port}/mcp", work / f"{subject.name}-gateway")
+        return run_suite(f"http://127.0.0.1:{port}/mcp", work / f"{subject.key}-gateway")
     finally:
         process.terminate()
         process.wait(timeout=60)
@@ -152,6 +153,7 @@ def subjects() -> list[Subject]:
     return [
         Subject(
             "server-everything",
+            "everything",
             http=[node, "--import", _LOOPBACK_PRELOAD, str(EVERYTHING), "streamableHttp"],
             http_env={**path, "PORT": "{port}"},
             stdio=[node, str(EVERYTHING), "stdio"],
@@ -159,6 +161,7 @@ def subjects() -> list[Subject]:
         ),
         Subject(
             "mcpstation conformance server (ours, for reference)",
+            "conformance",
             http=[*CONFORMANCE_SERVER, "--transport", "http", "--port", "{port}"],
             http_env={},
             stdio=CONFORMANCE_SERVER,
