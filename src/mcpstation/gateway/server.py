@@ -366,7 +366,14 @@ def _without_upstream_identity(result: _ResultT) -> _ResultT:
 
 
 def _as_sdk_result(result: ToolResult) -> types.CallToolResult:
-    """The upstream's own result (content cut to the station's bounds), or an error result."""
+    """The upstream's own result (content cut to the station's bounds), or an error result.
+
+    Raises:
+        MCPError: the upstream answered with a JSON-RPC error: a protocol error stays one on the
+            way through, with its code, message and data (SEP-2322), rather than becoming a result.
+    """
+    if result.upstream_error is not None:
+        raise MCPError.from_error_data(result.upstream_error)
     if result.raw is None or result.outcome not in (Outcome.OK, Outcome.TOOL_ERROR):
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.error or result.text)], is_error=True

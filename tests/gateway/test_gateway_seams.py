@@ -1,6 +1,7 @@
-"""Through the gateway, a URI that no listing holds reaches its owner: a downstream client
+"""Seams of the gateway. A URI that no listing holds reaches its owner: a downstream client
 subscribes to it, hears its updates, and unsubscribes; an unclear owner is refused with the
-candidates in the error. Real in-process servers behind a gateway served over HTTP."""
+candidates in the error. An upstream's protocol error stays a protocol error. Real in-process
+servers behind a gateway served over HTTP."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import pytest
 from gateway_helpers import http_gateway
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
+from outcome_server import build_outcome_server
 from station_helpers import inproc
 from uri_server import UriServer
 
@@ -59,3 +61,17 @@ async def test_a_client_subscribes_through_the_gateway_to_a_uri_no_listing_holds
     data = refused.value.error.data
     assert isinstance(data, dict) and "'alpha', 'beta'" in data["reason"], data
     assert beta.subscriptions == [] and alpha.reads == beta.reads == []
+
+
+async def test_an_upstream_protocol_error_stays_one_through_the_gateway() -> None:
+    """SEP-2322: a JSON-RPC error from the upstream reaches the client as that error (code, message),
+    not as a tool result; a tool's own error result stays a result."""
+    config = StationConfig(servers=[inproc("o", server=build_outcome_server())])
+    async with http_gateway(config) as (_station, url), Client(url) as client:
+        with anyio.fail_after(CALL_TIMEOUT_S):
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("mcp_o_rpc_error", {})
+            assert refused.value.error.code == types.INVALID_PARAMS
+            assert refused.value.error.message == "no such widget"
+            failed = await client.call_tool("mcp_o_tool_error", {})
+    assert failed.is_error
