@@ -17,7 +17,8 @@ StationError                      exit_code 1
 │   └── RemoteError (.code)               4   the server answered with a JSON-RPC error
 ├── UsageError                            2   the caller misused the API or CLI
 └── StoreError                            1   the store (database) refused or failed a change
-    └── StoreConflict (.name)             1   the name is taken (maybe by another station just now)
+    ├── StoreConflict (.name)             1   the name is taken (maybe by another station just now)
+    └── StoreUnavailable                  1   the database cannot be reached now (down, locked, disk full)
 ```
 
 Requests never raise `ServerError` or `CallError` at their caller: the pipeline turns them into
@@ -163,3 +164,9 @@ class StoreConflict(StoreError):
     def __init__(self, message: str, *, name: str) -> None:
         self.name = name
         super().__init__(message)
+
+
+class StoreUnavailable(StoreError):
+    """The store's database cannot be reached now: refused or reset connections, a file that cannot
+    be opened, locked past the wait, or a full or read-only disk. Nothing was written; try again
+    later (the HTTP faces answer 503 with `Retry-After`)."""

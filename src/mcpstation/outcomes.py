@@ -24,6 +24,7 @@ class Outcome(enum.StrEnum):
     TOO_LARGE = "too_large"  # the answer is over a hard cap
     INVALID_RESULT = "invalid_result"  # the answer does not fit the protocol or the tool's schema
     CANCELLED = "cancelled"  # the caller gave up
+    STORE_DOWN = "store_down"  # not sent: the store that must record it cannot be reached now
 
     @property
     def ok(self) -> bool:

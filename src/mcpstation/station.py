@@ -47,7 +47,7 @@ from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, S
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
 from mcpstation.errors import ServerUnavailable, UsageError
-from mcpstation.events import EventHub
+from mcpstation.events import EventHub, StationEvent
 from mcpstation.follower import ChangeFollower
 from mcpstation.host import Host
 from mcpstation.live_catalog import LiveCatalog
@@ -63,7 +63,9 @@ from mcpstation.pipeline import (
     Pipeline,
     RequestKind,
     Router,
+    StoreGate,
     ToolSurface,
+    UriOwners,
     UrlGuardLayer,
     Visibility,
     assemble,
@@ -152,12 +154,15 @@ class Station:
             else None
         )
         self._audit = AuditTrail(store, upstream_of=self._upstream_of) if store is not None else None
+        self.store_gate = StoreGate(store) if store is not None else None
         self._caller_layers: list[Layer] = []
         self._arguments = ArgumentCheck(lambda: self.catalog)
         self._offline_reason = partial(offline_reason, self.roster, self.pool)
         self.visibility = Visibility(self.roster.spec)
         self._code_tool = CodeToolBuilder(lambda: self.config.code_mode)
         self._code_runner = CodeRunner(lambda: self.requests, lambda: self.config.code_mode)
+        self.uri_owners = UriOwners(lambda: self.catalog, self._offering)
+        self.events.add_listener(self._learn_owner)
         self.requests = self._compose()
         self._on_change = on_change
         self._exit_stack: AsyncExitStack | None = None
@@ -182,6 +187,7 @@ class Station:
             visibility=self.visibility,
             bounds=Bounds(lambda: self.config.station, self._server_cap),
             audit=self._audit,
+            store_gate=self.store_gate,
             caller_layers=self._caller_layers,
             arguments=self._arguments,
             url_guard=UrlGuardLayer(self._url_guard, self.roster.spec) if guarded else None,
@@ -199,7 +205,18 @@ class Station:
                 index=self.live_catalog.index,
                 code_tool=self._code_tool,
             ),
+            uri_owners=self.uri_owners,
         )
+
+    def _offering(self, subscription: bool) -> list[str]:
+        """The servers ready to take a resource request: with `subscription`, those that can subscribe."""
+        ready = [(name, c.info) for name, c in self.pool.connections.items() if c.is_ready]
+        return [name for name, info in ready if (info.can_subscribe if subscription else info.offers_resources)]
+
+    def _learn_owner(self, event: StationEvent) -> None:
+        """A server's update notification names a URI it owns (`pipeline/uri_owner.py`)."""
+        if event.kind == "resource" and event.server is not None:
+            self.uri_owners.remember(str(event.data.get("uri")), event.server)
 
     def add_layer(self, layer: Layer) -> None:
         """Wrap every later request in `layer` (metrics, tracing): inside visibility and audit,

@@ -22,6 +22,7 @@ from gateway_helpers import (
     toml_config,
 )
 from mcp.client import Client, ClientRequestContext
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 from station_helpers import demo
 
@@ -185,9 +186,10 @@ async def test_upstream_elicitation_sampling_roots_and_logs_reach_the_downstream
 
 async def test_a_downstream_client_without_the_capability_gets_a_refusal_not_a_hang():
     async with http_gateway(station_config(push("p"))) as (_, url), Client(url, mode="legacy") as client:
-        with anyio.fail_after(CALL_TIMEOUT_S):
-            asked = await client.call_tool("mcp_p_ask_name", {})
-    assert asked.is_error and "elicitation" in asked.content[0].text.lower()
+        with anyio.fail_after(CALL_TIMEOUT_S), pytest.raises(MCPError) as refused:
+            await client.call_tool("mcp_p_ask_name", {})
+    # The upstream answers its tool call with a protocol error, which stays one (SEP-2322).
+    assert "elicitation" in refused.value.error.message.lower(), refused.value.error
 
 
 async def test_downstream_cancellation_cancels_the_upstream_call(tmp_path: Path):

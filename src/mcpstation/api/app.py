@@ -28,7 +28,15 @@ from starlette.staticfiles import StaticFiles
 
 from mcpstation.api import models as m
 from mcpstation.api.auth import Authenticator, LocalDev, TargetScopes, allowed_hosts_for, caller_of, require_role
-from mcpstation.api.errors import ApiError, error_response, from_station_error, not_found, outcome_error, status_for
+from mcpstation.api.errors import (
+    ApiError,
+    error_response,
+    from_station_error,
+    not_found,
+    outcome_error,
+    retry_headers,
+    status_for,
+)
 from mcpstation.api.events import EventStreams
 from mcpstation.api.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from mcpstation.api.metrics import MetricsLayer, exposition
@@ -645,7 +653,12 @@ def _endpoint(api: _Api, route: _Route) -> Callable[[Request], Awaitable[Respons
             logger.exception("%s %s failed", request.method, request.url.path)
             error = ApiError(500, "InternalError", "the request failed inside the station; see its log")
             text, status = error.body().model_dump_json(), error.status
-        return Response(api.redactor.scrub(text, secrets), status_code=status, media_type="application/json")
+        return Response(
+            api.redactor.scrub(text, secrets),
+            status_code=status,
+            media_type="application/json",
+            headers=retry_headers(status),
+        )
 
     return endpoint
 

@@ -18,10 +18,13 @@ from mcpstation.errors import (
     ServerUnavailable,
     StationError,
     StoreError,
+    StoreUnavailable,
     ToolNotFound,
     UsageError,
 )
 from mcpstation.outcomes import Outcome
+
+RETRY_AFTER_S = 5  # the `Retry-After` of a 503: about how often the station checks whether its store is back
 
 
 class ApiError(Exception):
@@ -59,6 +62,7 @@ _STATUS: tuple[tuple[type[StationError], int], ...] = (
     (ServerError, 503),
     (ConfigError, 400),
     (UsageError, 400),
+    (StoreUnavailable, 503),
     (StoreError, 500),
     (StationError, 500),
 )
@@ -89,6 +93,7 @@ OUTCOME_STATUS: dict[Outcome, int] = {
     Outcome.TOO_LARGE: 502,
     Outcome.INVALID_RESULT: 502,
     Outcome.CANCELLED: 503,
+    Outcome.STORE_DOWN: 503,
 }
 
 # The `type` of the error body for requests that produced no answer.
@@ -104,6 +109,7 @@ OUTCOME_TYPE: dict[Outcome, str] = {
     Outcome.TOO_LARGE: "MessageTooLarge",
     Outcome.INVALID_RESULT: "InvalidResult",
     Outcome.CANCELLED: "Cancelled",
+    Outcome.STORE_DOWN: "StoreUnavailable",
 }
 
 
@@ -129,10 +135,19 @@ def not_found(message: str, *, server: str | None = None, tool: str | None = Non
     return ApiError(404, "NotFound", message, server=server, tool=tool)
 
 
+def retry_headers(status: int) -> dict[str, str]:
+    """`Retry-After` for a 503: what it waits on (a server starting, the store coming back) may be
+    there in a moment; none for any other status."""
+    return {"Retry-After": str(RETRY_AFTER_S)} if status == 503 else {}
+
+
 def error_response(exc: ApiError) -> Response:
-    """The JSON response for `exc` (401s carry `WWW-Authenticate`, `Bearer` unless it says more)."""
+    """The JSON response for `exc` (401s carry `WWW-Authenticate`, `Bearer` unless it says more;
+    503s carry `Retry-After`)."""
     challenge = exc.challenge or ("Bearer" if exc.status == 401 else None)
-    headers = {"WWW-Authenticate": challenge} if challenge is not None else None
+    headers = retry_headers(exc.status)
+    if challenge is not None:
+        headers["WWW-Authenticate"] = challenge
     return Response(
         exc.body().model_dump_json(), status_code=exc.status, media_type="application/json", headers=headers
     )

@@ -21,7 +21,7 @@ _ERRORS: dict[int, str] = {
     404: "No such server, tool, prompt or resource.",
     422: "The body does not match its schema.",
     502: "The server answered with an error.",
-    503: "The server is not connected.",
+    503: "The server is not connected, or the station's store cannot be reached; retry after `Retry-After` seconds.",
     504: "The server did not answer in time.",
 }
 

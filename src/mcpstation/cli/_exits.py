@@ -27,6 +27,7 @@ OUTCOME_EXIT: dict[Outcome, int] = {
     Outcome.TOO_LARGE: EXIT_CALL_FAILED,
     Outcome.INVALID_RESULT: EXIT_CALL_FAILED,
     Outcome.CANCELLED: EXIT_CALL_FAILED,
+    Outcome.STORE_DOWN: EXIT_CALL_FAILED,
 }
 
 

@@ -50,6 +50,7 @@ OUTCOME_OF_TYPE: dict[str, Outcome] = {
     "MessageTooLarge": Outcome.TOO_LARGE,
     "InvalidResult": Outcome.INVALID_RESULT,
     "Cancelled": Outcome.CANCELLED,
+    "StoreUnavailable": Outcome.STORE_DOWN,
 }
 
 

@@ -631,6 +631,7 @@ class Session:
         self._server_pid = pid
         self._ready_at = time.monotonic()
         self.became_ready = True
+        resources = client.server_capabilities.resources
         self.owner.session_ready(
             SessionInfo(
                 protocol_version=client.protocol_version,
@@ -640,6 +641,10 @@ class Session:
                 pid=pid,
                 startup_s=elapsed,
                 transport=self._transport or self.owner.spec.transport,
+                offers_resources=resources is not None,
+                # A 2026-07-28 session listens rather than subscribes: the station cannot subscribe there.
+                can_subscribe=bool(resources is not None and resources.subscribe)
+                and client.protocol_version not in MODERN_PROTOCOL_VERSIONS,
             )
         )
 

@@ -19,6 +19,8 @@ class SessionInfo:
     pid: int | None = None
     startup_s: float | None = None
     transport: str | None = None  # what the session speaks: the configured transport, or the one it fell back to
+    offers_resources: bool = False  # its capabilities name resources
+    can_subscribe: bool = False  # ... and `resources/subscribe` (a handshake-era session only)
 
 
 NO_SESSION = SessionInfo()

@@ -366,7 +366,14 @@ def _without_upstream_identity(result: _ResultT) -> _ResultT:
 
 
 def _as_sdk_result(result: ToolResult) -> types.CallToolResult:
-    """The upstream's own result (content cut to the station's bounds), or an error result."""
+    """The upstream's own result (content cut to the station's bounds), or an error result.
+
+    Raises:
+        MCPError: the upstream answered with a JSON-RPC error: a protocol error stays one on the
+            way through, with its code, message and data (SEP-2322), rather than becoming a result.
+    """
+    if result.upstream_error is not None:
+        raise MCPError.from_error_data(result.upstream_error)
     if result.raw is None or result.outcome not in (Outcome.OK, Outcome.TOOL_ERROR):
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=result.error or result.text)], is_error=True
@@ -390,6 +397,7 @@ OUTCOME_CODES: dict[Outcome, int] = {
     Outcome.TOO_LARGE: types.INTERNAL_ERROR,
     Outcome.INVALID_RESULT: types.INTERNAL_ERROR,
     Outcome.CANCELLED: types.INTERNAL_ERROR,
+    Outcome.STORE_DOWN: types.INTERNAL_ERROR,
 }
 
 
@@ -399,5 +407,8 @@ def _raise_for(result: AnyResult, *, resource: bool) -> NoReturn:
         raise MCPError.from_error_data(result.upstream_error)
     message = result.error or str(result.outcome)
     if result.outcome is Outcome.NOT_FOUND and resource:
-        raise MCPError(code=types.INVALID_PARAMS, message="Resource not found", data={"uri": result.name})
+        # The spec's words; `reason` says why (an owner not clear names the candidates).
+        raise MCPError(
+            code=types.INVALID_PARAMS, message="Resource not found", data={"uri": result.name, "reason": message}
+        )
     raise MCPError(code=OUTCOME_CODES[result.outcome], message=message)

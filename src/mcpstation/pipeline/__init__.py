@@ -1,4 +1,4 @@
-"""The one request pipeline: resolution (with the LLM surface's meta-tools), then visibility, audit, caller
+"""The one request pipeline: resolution (with the LLM surface's meta-tools), then visibility, store gate, audit, caller
 layers, argument check, URL guard, bounds, route."""
 
 from mcpstation.pipeline.arguments import ArgumentCheck
@@ -9,7 +9,9 @@ from mcpstation.pipeline.kinds import KINDS, Kind, RequestKind, Upstream
 from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
 from mcpstation.pipeline.request import Handler, Layer, Request, Via
 from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
+from mcpstation.pipeline.store_gate import StoreGate
 from mcpstation.pipeline.surface import HOST_TOOLS, META_TOOLS, RUN_CODE, CodeTool, Surface, SurfaceTotals, ToolSurface
+from mcpstation.pipeline.uri_owner import UriOwner, UriOwners
 from mcpstation.pipeline.url_guard import UrlGuardLayer, needs_url_guard
 from mcpstation.pipeline.visibility import Visibility
 
@@ -36,10 +38,13 @@ __all__ = [
     "Request",
     "RequestKind",
     "Router",
+    "StoreGate",
     "Surface",
     "SurfaceTotals",
     "ToolSurface",
     "Upstream",
+    "UriOwner",
+    "UriOwners",
     "UrlGuardLayer",
     "Via",
     "Visibility",

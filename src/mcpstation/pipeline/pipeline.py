@@ -1,7 +1,7 @@
 """`Pipeline`: the one front door. Every face's every request is resolved here and sent through the
 same composed layers, with the caller's identity:
 
-    resolve ─> visibility ─> audit ─> caller layers (metrics, tracing) ─> argument check ─> URL guard
+    resolve ─> visibility ─> store gate ─> audit ─> caller layers (metrics, tracing) ─> argument check ─> URL guard
             ─> bounds ─> route
 
 `assemble` is the one place the order is written. Visibility is outermost, so a hidden entry is
@@ -9,7 +9,9 @@ answered exactly like an absent one and never reaches audit or metrics. Audit (a
 layers) come before the rules that refuse (argument check, guard) and the bounds, so a refused or
 oversized answer is recorded with its outcome like any other. The argument check comes before the
 URL guard: it is local and costs a microsecond, while the guard may resolve host names, which is
-wasted on a call that is refused anyway (and whose refusal should name what to fix first). A layer
+wasted on a call that is refused anyway (and whose refusal should name what to fix first). The
+store gate comes just before audit: a request it refuses (the store is down) could not be recorded.
+A layer
 with nothing to do for this station is left out.
 
 Resolution also answers the tool-search meta-tools (`surface.py`): `mcp_search_tools` from the
@@ -26,7 +28,6 @@ from typing import Any
 
 import mcp_types as types
 from mcp.shared.dispatcher import ProgressFnT
-from mcp.shared.uri_template import UriTemplate
 
 from mcpstation.catalog import (
     AnyResult,
@@ -50,7 +51,9 @@ from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import Caller
 from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
 from mcpstation.pipeline.request import Handler, Layer, Request, Via
+from mcpstation.pipeline.store_gate import StoreGate
 from mcpstation.pipeline.surface import CALL_TOOL, HOST_SERVER, RUN_CODE, Surface, SurfaceTotals, ToolSurface
+from mcpstation.pipeline.uri_owner import UriOwners
 from mcpstation.pipeline.url_guard import UrlGuardLayer
 from mcpstation.pipeline.visibility import Visibility
 
@@ -72,12 +75,15 @@ def assemble(
     visibility: Visibility,
     bounds: Bounds,
     audit: AuditTrail | None = None,
+    store_gate: StoreGate | None = None,
     caller_layers: Sequence[Layer] = (),
     arguments: ArgumentCheck | None = None,
     url_guard: UrlGuardLayer | None = None,
 ) -> Handler:
     """Every request's path, outermost first (see the module docstring for why in this order)."""
     layers: list[Layer] = [visibility.layer]
+    if store_gate is not None:
+        layers.append(store_gate.layer)
     if audit is not None:
         layers.append(audit.layer)
     layers.extend(caller_layers)
@@ -112,13 +118,17 @@ class Pipeline:
         owner_hint: OwnerHint,
         offline_reason: OfflineReason,
         surface: ToolSurface | None = None,
+        uri_owners: UriOwners | None = None,
     ) -> None:
+        """`uri_owners` finds the owner of a URI no listing names (`uri_owner.py`); by default only
+        listings and templates, and what answered through this pipeline, decide."""
         self._catalog = catalog
         self.visibility = visibility
         self.handler = handler
         self._owner_hint = owner_hint
         self._offline_reason = offline_reason
         self.surface = surface
+        self.uri_owners = uri_owners if uri_owners is not None else UriOwners(catalog, lambda subscription: ())
 
     # -- what a caller may see --------------------------------------------------------------------
 
@@ -171,15 +181,9 @@ class Pipeline:
         return [t for t in self._catalog().templates.values() if self.visibility.can_see(caller, t.server)]
 
     def can_see_uri(self, uri: str, caller: Caller) -> bool:
-        """Whether `caller` may read `uri` (its owner's resource or template is visible to it)."""
-        catalog = self._catalog()
-        resource = catalog.resources.get(uri)
-        if resource is not None:
-            return self.visibility.can_see(caller, resource.server)
-        for template in catalog.templates.values():
-            if _match(template.matcher, uri) is not None:
-                return self.visibility.can_see(caller, template.server)
-        return False
+        """Whether `caller` may read `uri` (its owner, by the rules of `uri_owner.py`, is visible to it)."""
+        owner = self.uri_owners.owner(uri, subscription=False, visible=lambda server: True).server
+        return owner is not None and self.visibility.can_see(caller, owner)
 
     # -- requests ---------------------------------------------------------------------------------
 
@@ -324,18 +328,25 @@ class Pipeline:
         timeout_s: float | None,
         meta: Mapping[str, Any] | None,
     ) -> AnyResult:
-        catalog = self._catalog()
-        resource = catalog.resources.get(uri)
-        if resource is not None:
-            return await self.handler(Request(kind, uri, resource.server, uri, caller, {}, timeout_s, meta=meta))
-        for template in catalog.templates.values():
-            variables = _match(template.matcher, uri)
-            if variables is not None:
-                request = Request(
-                    kind, uri, template.server, uri, caller, {}, timeout_s, uri_variables=variables, meta=meta
-                )
-                return await self.handler(request)
-        return self._not_found(kind, uri, caller, [])
+        subscription = kind is not RequestKind.READ_RESOURCE
+        owner = self.uri_owners.owner(
+            uri, subscription=subscription, visible=lambda server: self.visibility.can_see(caller, server)
+        )
+        if owner.server is None:
+            if not owner.candidates:
+                return self._not_found(kind, uri, caller, [])
+            names = ", ".join(repr(server) for server in owner.candidates)
+            can = "can subscribe" if subscription else "offer resources"
+            message = (
+                f"no listing holds resource {uri!r} and its owner is not clear: it could be any of {names} "
+                f"(they {can}). Use a URI that one of their listings or templates names."
+            )
+            return KINDS[kind].failure(uri, Outcome.NOT_FOUND, message, server=None, target=None)
+        request = Request(kind, uri, owner.server, uri, caller, {}, timeout_s, uri_variables=owner.variables, meta=meta)
+        result = await self.handler(request)
+        if result.ok and kind is not RequestKind.UNSUBSCRIBE:
+            self.uri_owners.remember(uri, owner.server)
+        return result
 
     # -- names nobody has -----------------------------------------------------------------------------
 
@@ -357,12 +368,3 @@ class Pipeline:
         suggestions = difflib.get_close_matches(name, names, n=SUGGESTIONS, cutoff=0.6) if names else []
         row = KINDS[kind]
         return row.failure(name, Outcome.NOT_FOUND, row.not_found(name, suggestions), server=None, target=None)
-
-
-def _match(matcher: UriTemplate | None, uri: str) -> dict[str, str] | None:
-    if matcher is None:
-        return None
-    found = matcher.match(uri)
-    if found is None:
-        return None
-    return {key: value if isinstance(value, str) else ",".join(value) for key, value in found.items()}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from mcpstation.store._location import DATA_DIR_ENV_VAR, DATABASE_FILE_NAME, default_data_dir
+    from mcpstation.store._outage import StoreOutage
     from mcpstation.store._signals import ChangeSignal
     from mcpstation.store._specs import REDACTED
     from mcpstation.store.records import (
@@ -61,6 +62,7 @@ __all__ = [
     "Role",
     "ServerStatus",
     "Store",
+    "StoreOutage",
     "ToolPin",
     "UserOAuth",
     "default_data_dir",
@@ -69,6 +71,7 @@ __all__ = [
 _HOMES: dict[str, str] = {
     **dict.fromkeys(("DATA_DIR_ENV_VAR", "DATABASE_FILE_NAME", "default_data_dir"), "mcpstation.store._location"),
     "ChangeSignal": "mcpstation.store._signals",
+    "StoreOutage": "mcpstation.store._outage",
     "REDACTED": "mcpstation.store._specs",
     **dict.fromkeys(
         (

@@ -1,7 +1,9 @@
 """The store's one seam to its database: a transaction per call, counted, and a close that leaves nothing open.
 
 Every query runs in `Transactions.begin(...)`: one session in one transaction, committed on exit and
-rolled back on any exception; database exceptions become `StoreError` here and only here. The open
+rolled back on any exception; database exceptions become `StoreError` here and only here (those
+that mean the database cannot be reached, `StoreUnavailable`, opening an outage that the next
+committed write ends: see `_outage.py`). The open
 transactions are counted, so `aclose` can wait for them (bounded), cut short those that outlast
 the grace, and only then dispose of the pool: afterwards no connection, no lock and no
 transaction of this store remains (for SQLite, no aiosqlite worker thread either).
@@ -17,8 +19,10 @@ import anyio
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
-from mcpstation.errors import StoreError, UsageError
+from mcpstation.errors import StoreError, StoreUnavailable, UsageError
 from mcpstation.store._engine import WRITE_OPTION
+from mcpstation.store._outage import StoreOutage, is_unreachable
+from mcpstation.store._times import now
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +42,7 @@ class Transactions:
         self._running: set[anyio.CancelScope] = set()
         self._drained: anyio.Event | None = None
         self._closing = False
+        self.outage: StoreOutage | None = None  # set by a failure to reach the database, ended by a committed write
 
     @property
     def closed(self) -> bool:
@@ -65,17 +70,35 @@ class Transactions:
                 try:
                     async with sessions.begin() as session:
                         yield session
-                except SQLAlchemyError as exc:
-                    raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
-                except OSError as exc:  # a PostgreSQL connection refused or reset
+                except (SQLAlchemyError, OSError) as exc:  # OSError: a PostgreSQL connection refused or reset
                     reason = describe(exc)
-                    raise StoreError(f"{doing} failed: cannot reach the store at {self.label}: {reason}") from exc
+                    if is_unreachable(exc):
+                        self._went_away(reason)
+                        raise StoreUnavailable(
+                            f"{doing} failed: cannot reach the store at {self.label}: {reason}. "
+                            "Nothing was written; try again once it is back."
+                        ) from exc
+                    raise StoreError(f"{doing} failed in the store at {self.label}: {reason}") from exc
+            if write and not scope.cancelled_caught and self.outage is not None:
+                self._came_back()
         finally:
             self._running.discard(scope)
             if self._drained is not None and not self._running:
                 self._drained.set()
         if scope.cancelled_caught:
             raise StoreError(f"{doing} was cut short: the store at {self.label} closed meanwhile (rolled back).")
+
+    def _went_away(self, reason: str) -> None:
+        if self.outage is None:
+            logger.error("the store at %s cannot be reached: %s", self.label, reason)
+            self.outage = StoreOutage(since=now(), reason=reason)
+        else:
+            self.outage = StoreOutage(since=self.outage.since, reason=reason)
+
+    def _came_back(self) -> None:
+        assert self.outage is not None
+        logger.warning("the store at %s is reachable again (down since %s)", self.label, self.outage.since.isoformat())
+        self.outage = None
 
     async def aclose(self) -> None:
         """Refuse new transactions, let the running ones finish (then cut them short), close every

@@ -44,6 +44,7 @@ from mcpstation.store import _catalog, _changes, _migrate, _oauth, _pins, _user_
 from mcpstation.store._engine import create_engine
 from mcpstation.store._location import database_url, sqlite_file
 from mcpstation.store._locks import ProcessLocks, lock_file, take_advisory_lock
+from mcpstation.store._outage import StoreOutage
 from mcpstation.store._schema import (
     NAME_LENGTH,
     URL_LENGTH,
@@ -203,6 +204,24 @@ class Store:
     def replica_id(self) -> str:
         """The origin this store writes into the change log."""
         return self._replica_id
+
+    @property
+    def outage(self) -> StoreOutage | None:
+        """Since when, and why, the database cannot be reached; None while it can (as far as this
+        store knows: an outage opens with a failure to reach it and ends with a committed write)."""
+        return self._transactions.outage
+
+    async def probe(self) -> bool:
+        """Whether the database takes a write now: a committed write that changes nothing (the
+        schema revision set to itself), so a locked, full or read-only SQLite file fails it as a
+        real write would. Ends the outage when it succeeds; never raises `StoreError`."""
+        self._check_open()
+        try:
+            async with self._transaction(write=True, doing="checking that the store is back") as session:
+                await session.execute(sa.text("UPDATE alembic_version SET version_num = version_num"))
+        except StoreError:
+            return False
+        return True
 
     async def aclose(self) -> None:
         """Close the store: new calls are refused, running ones get a bounded grace to finish (then

@@ -1,0 +1,77 @@
+"""Seams of the gateway. A URI that no listing holds reaches its owner: a downstream client
+subscribes to it, hears its updates, and unsubscribes; an unclear owner is refused with the
+candidates in the error. An upstream's protocol error stays a protocol error. Real in-process
+servers behind a gateway served over HTTP."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from gateway_helpers import http_gateway
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+from outcome_server import build_outcome_server
+from station_helpers import inproc
+from uri_server import UriServer
+
+from mcpstation import StationConfig
+
+pytestmark = pytest.mark.anyio
+
+CALL_TIMEOUT_S = 60.0
+
+
+def config(*servers: UriServer) -> StationConfig:
+    return StationConfig(servers=[inproc(s.name, server=s.server, protocol="legacy") for s in servers])
+
+
+async def test_a_client_subscribes_through_the_gateway_to_a_uri_no_listing_holds() -> None:
+    alpha = UriServer("alpha", listed=("shared://a",), subscribe=True)
+    beta = UriServer("beta", listed=("shared://b",))
+    heard: list[str] = []
+    updated = {"watched://x": anyio.Event(), "watched://y": anyio.Event()}
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            heard.append(str(message.params.uri))
+            updated[str(message.params.uri)].set()
+
+    async with http_gateway(config(alpha, beta)) as (_station, url):
+        async with Client(url, mode="legacy", message_handler=on_message) as client:
+            with anyio.fail_after(CALL_TIMEOUT_S), warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                await client.subscribe_resource("watched://x")  # alpha alone can subscribe
+                await client.subscribe_resource("watched://y")
+                assert alpha.subscriptions == ["watched://x", "watched://y"]
+                await alpha.updated("watched://x")
+                await updated["watched://x"].wait()
+                await client.unsubscribe_resource("watched://x")
+                assert alpha.subscriptions == ["watched://y"]
+                await alpha.updated("watched://x")  # no subscriber any more: not passed on
+                await alpha.updated("watched://y")
+                await updated["watched://y"].wait()
+                assert heard == ["watched://x", "watched://y"]
+                with pytest.raises(MCPError) as refused:
+                    await client.read_resource("shared://c")  # both offer resources: not clear
+    assert refused.value.error.message == "Resource not found"
+    data = refused.value.error.data
+    assert isinstance(data, dict) and "'alpha', 'beta'" in data["reason"], data
+    assert beta.subscriptions == [] and alpha.reads == beta.reads == []
+
+
+async def test_an_upstream_protocol_error_stays_one_through_the_gateway() -> None:
+    """SEP-2322: a JSON-RPC error from the upstream reaches the client as that error (code, message),
+    not as a tool result; a tool's own error result stays a result."""
+    config = StationConfig(servers=[inproc("o", server=build_outcome_server())])
+    async with http_gateway(config) as (_station, url), Client(url) as client:
+        with anyio.fail_after(CALL_TIMEOUT_S):
+            with pytest.raises(MCPError) as refused:
+                await client.call_tool("mcp_o_rpc_error", {})
+            assert refused.value.error.code == types.INVALID_PARAMS
+            assert refused.value.error.message == "no such widget"
+            failed = await client.call_tool("mcp_o_tool_error", {})
+    assert failed.is_error
