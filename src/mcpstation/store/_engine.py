@@ -15,6 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 SQLITE_BUSY_TIMEOUT_S = 10.0  # how long a writer waits for another process's write lock
 # Execution option marking a connection that will write: SQLite then takes the write lock up front.
 WRITE_OPTION = "mcpstation_write"
+SQLITE_SYNCHRONOUS = "NORMAL"  # fsync at checkpoints only, not on every commit (WAL)
 
 
 def create_engine(url: URL, *, schema: str | None = None) -> AsyncEngine:
@@ -47,6 +48,14 @@ def _make_sqlite_transactional(engine: AsyncEngine) -> None:
                     # Another connection holds the file while switching it (or migrating): WAL is a
                     # property of the file, so that connection's switch serves this one too.
                     pass
+                # In WAL mode a commit is then a write to the log without an fsync: it survives a
+                # crash of this process, and a power loss may roll back the last commits but never
+                # corrupts the file (docs/architecture.md, "What the audit promises"). Set per
+                # connection (it is not a property of the file), and only in WAL mode: in the
+                # rollback journal, NORMAL could corrupt the file on a power loss.
+                cursor.execute("PRAGMA journal_mode")
+                if str(cursor.fetchone()[0]).lower() == "wal":
+                    cursor.execute(f"PRAGMA synchronous={SQLITE_SYNCHRONOUS}")
             cursor.execute("PRAGMA foreign_keys=ON")
         finally:
             cursor.close()
