@@ -3,13 +3,12 @@
     .venv/bin/python bench/gateway_cost.py [--rounds 3] [--calls 300] [--ready-runs 5]
         [--fastmcp PYTHON] [--json out.json]
 
-Three servers are configured (the stdlib tiny server `tiny`, and two SDK-built demo servers), and
-the catalog cache is warm (one `tools list --refresh` first). The SDK's own `Client` drives every
+The catalog caches are warm (one `tools list --refresh` first). The SDK's own `Client` drives every
 side from this process over stdio:
 
 - **direct**: the `Client` spawns the tiny server itself;
-- **gateway**: the `Client` spawns `mcpstation gateway --stdio`, which runs the tiny server (and
-  the demo servers) behind its pipeline, with the store on (audit, pins), as a user's editor does;
+- **gateway**: the `Client` spawns `mcpstation gateway --stdio`, which runs the tiny server behind
+  its pipeline, with the store on (audit, pins), as a user's editor does;
 - **FastMCP proxy** (when `--fastmcp PYTHON` names an interpreter with `fastmcp` installed, kept
   out of the project's environment): the `Client` spawns `PYTHON -c <create_proxy(...).run()>`
   in front of the tiny server, as FastMCP's docs show a stdio proxy.
@@ -21,7 +20,8 @@ the rounds (the noise). CPU per call is the CPU the side's processes (the proxy 
 behind it, from `/proc`) used during the block, divided by the calls: the client is the same on
 every side and not counted.
 
-Ready: a fresh `Client` spawns the gateway (three cached servers) until `tools/list` answers,
+Ready: a fresh `Client` spawns a gateway with three cached servers (the tiny server and two
+SDK-built demo servers) until `tools/list` answers,
 against the same `Client` spawning one demo server directly (the SDK-built server a user would
 otherwise run); `--ready-runs` each, interleaved. Leaving the `Client` is not timed.
 
@@ -66,14 +66,15 @@ create_proxy(config, mode="auto", name="proxy").run(show_banner=False)  # the ba
 """
 
 
-def config_text() -> str:
+def config_text(*, demos: bool) -> str:
+    """The tiny server, and with `demos` two demo servers beside it."""
     demo = json.dumps(DEMO)
-    return (
-        '[station]\nnaming = "prefix"\n'
-        f'\n[servers.tiny]\ncommand = "{PY}"\nargs = ["{TINY_SERVER}"]\n'
-        f'\n[servers.demo]\ncommand = "{PY}"\nargs = {demo}\n'
-        f'\n[servers.demo2]\ncommand = "{PY}"\nargs = {demo}\n'
-    )
+    text = f'[station]\nnaming = "prefix"\n\n[servers.tiny]\ncommand = "{PY}"\nargs = ["{TINY_SERVER}"]\n'
+    if demos:
+        text += (
+            f'\n[servers.demo]\ncommand = "{PY}"\nargs = {demo}\n\n[servers.demo2]\ncommand = "{PY}"\nargs = {demo}\n'
+        )
+    return text
 
 
 def tree_cpu_s(root: int) -> float:
@@ -206,19 +207,23 @@ def main() -> None:
     options = parser.parse_args()
 
     workdir = Path(tempfile.mkdtemp(prefix="mcps-gwcost-"))
-    config = workdir / "mcpstation.toml"
-    config.write_text(config_text())
-    env = {k: v for k, v in os.environ.items() if k not in ("MCPSTATION_CONFIG", "COLUMNS")} | {
-        "MCPSTATION_DATA_DIR": str(workdir / "data")
-    }
-    cli = ["-m", "mcpstation", "--config", str(config)]
-    warm = subprocess.run([PY, *cli, "tools", "list", "--refresh", "--json"], env=env, cwd=workdir, capture_output=True)
-    if warm.returncode != 0:
-        sys.exit(f"warming the catalog cache failed:\n{warm.stderr.decode()}")
-    gateway = StdioServerParameters(command=PY, args=[*cli, "gateway", "--stdio"], env=env, cwd=str(workdir))
+    env = {k: v for k, v in os.environ.items() if k not in ("MCPSTATION_CONFIG", "COLUMNS")}
+
+    def gateway_for(name: str, *, demos: bool) -> StdioServerParameters:
+        """A gateway on its own config and data directory, its catalog cache warmed."""
+        config = workdir / f"{name}.toml"
+        config.write_text(config_text(demos=demos))
+        cli = ["-m", "mcpstation", "--config", str(config)]
+        own = env | {"MCPSTATION_DATA_DIR": str(workdir / name)}
+        warm = subprocess.run([PY, *cli, "tools", "list", "--refresh", "--json"], env=own, capture_output=True)
+        if warm.returncode != 0:
+            sys.exit(f"warming the catalog cache failed:\n{warm.stderr.decode()}")
+        return StdioServerParameters(command=PY, args=[*cli, "gateway", "--stdio"], env=own, cwd=str(workdir))
+
+    gateway = gateway_for("three", demos=True)  # ready: three cached servers
     sides = {
         "direct": StdioServerParameters(command=PY, args=[TINY_SERVER], env=env, cwd=str(workdir)),
-        "gateway": gateway,
+        "gateway": gateway_for("one", demos=False),  # per call: the tiny server alone behind it
     }
     names = {"direct": "echo", "gateway": "mcp_tiny_echo"}
     if options.fastmcp:

@@ -59,6 +59,7 @@ from mcpstation.store._schema import (
 )
 from mcpstation.store._signals import ChangeSignal, change_signal
 from mcpstation.store._specs import audit_detail, dump_spec, keep_redacted_secrets, load_spec, redact
+from mcpstation.store._sqlite_writer import SqliteWriter
 from mcpstation.store._times import maybe_utc as _maybe_utc
 from mcpstation.store._times import now as _now
 from mcpstation.store._times import utc as _utc
@@ -128,6 +129,8 @@ class Store:
         self._keep_call_arguments = keep_call_arguments
         self._replica_id = replica_id or default_replica_id()
         self._file = sqlite_file(engine.url)
+        # Audit batches on a SQLite file: one worker-thread hop per transaction, not one per step.
+        self._writer = SqliteWriter(engine.url, label=label) if self._file is not None else None
         self._process_locks = ProcessLocks()
 
     @classmethod
@@ -215,6 +218,8 @@ class Store:
         """
         if self._transactions.closed:
             return
+        if self._writer is not None:
+            await self._writer.aclose()
         await self._transactions.aclose()
         logger.info("store closed at %s", self._label)
 
@@ -418,9 +423,14 @@ class Store:
             if len(records) == 1
             else f"auditing {len(records)} calls"
         )
-        insert = sa.insert(call_audit).returning(call_audit.c.id, sort_by_parameter_order=True)
-        async with self._transaction(write=True, doing=doing) as session:
-            ids = (await session.execute(insert, [_row_values(record) for record in records])).scalars().all()
+        insert = _CALL_INSERT
+        rows = [_row_values(record) for record in records]
+        if self._writer is not None:
+            self._check_open()
+            ids: Sequence[int] = await self._writer.insert_returning_ids(insert, rows, doing=doing)
+        else:
+            async with self._transaction(write=True, doing=doing) as session:
+                ids = (await session.execute(insert, rows)).scalars().all()
         return tuple(dataclasses.replace(record, id=int(call_id)) for record, call_id in zip(records, ids, strict=True))
 
     async def list_calls(
@@ -896,6 +906,10 @@ def _canonical_json(arguments: Mapping[str, Any]) -> bytes:
     # Sorted keys and no spaces: equal arguments hash equal whatever order the LLM wrote them in.
     text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
     return text.encode("utf-8")
+
+
+# Built once: constructing the statement costs more than a single-row batch's own work.
+_CALL_INSERT = sa.insert(call_audit).returning(call_audit.c.id, sort_by_parameter_order=True)
 
 
 def _new_call_record(entry: CallEntry, *, keep_arguments: bool) -> CallRecord:
