@@ -74,6 +74,8 @@ class AuditTrail:
         self._settled = 0  # records the writer is done with (committed or failed), in queue order
         self._batch_done = anyio.Event()  # set, then replaced, each time the writer finishes a batch
         self._done = anyio.Event()
+        self._urgent = anyio.Event()  # a waited record (or the close) ends a write-behind batch's wait
+        self._closing = False
 
     async def run(self) -> None:
         """Write records in batches until the queue is closed and empty; a failed write is logged, never fatal."""
@@ -81,11 +83,16 @@ class AuditTrail:
             async with self._receive:
                 async for first, waited in self._receive:
                     batch = [first]
+                    if self._urgent.is_set():
+                        self._urgent = anyio.Event()  # set again by the next waited record
                     if waited:
                         await anyio.lowlevel.checkpoint()  # the group window: requests finishing now queue theirs
                     waited = self._take_queued(batch) or waited
-                    if not waited:
-                        await self._linger(batch)
+                    if not (waited or self._closing) and len(batch) < AUDIT_BATCH_MAX:
+                        # Linger without waking per record: only a waited record, or the close, ends it early.
+                        with anyio.move_on_after(AUDIT_BEHIND_S):
+                            await self._urgent.wait()
+                        self._take_queued(batch)
                     await self._write(batch)
                     self._settled += len(batch)
                     finished, self._batch_done = self._batch_done, anyio.Event()
@@ -105,19 +112,6 @@ class AuditTrail:
             batch.append(entry)
             waited = waited or urgent
         return waited
-
-    async def _linger(self, batch: list[CallEntry]) -> None:
-        """Add records to a write-behind `batch` until one is waited for, the batch is full, the
-        queue closes, or `AUDIT_BEHIND_S` has passed."""
-        with anyio.move_on_after(AUDIT_BEHIND_S):
-            while len(batch) < AUDIT_BATCH_MAX:
-                try:
-                    entry, urgent = await self._receive.receive()
-                except anyio.EndOfStream:
-                    return
-                batch.append(entry)
-                if urgent or self._take_queued(batch):
-                    return
 
     async def _write(self, batch: list[CallEntry]) -> None:
         """Write one batch in one transaction. While the store fails, the first failure is logged
@@ -147,6 +141,8 @@ class AuditTrail:
     async def close(self) -> None:
         """Take no more records; return once every queued one is written (bounded)."""
         self._send.close()
+        self._closing = True
+        self._urgent.set()
         with anyio.move_on_after(AUDIT_DRAIN_TIMEOUT_S, shield=True) as scope:
             await self._done.wait()
         if scope.cancelled_caught:
@@ -186,6 +182,8 @@ class AuditTrail:
         except anyio.ClosedResourceError:
             return None  # the station is closing; requests still finishing are not audited
         self._queued += 1
+        if waited:
+            self._urgent.set()
         return self._queued
 
     async def wait_written(self, number: int) -> None:

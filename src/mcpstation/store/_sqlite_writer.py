@@ -1,4 +1,5 @@
-"""Many-row inserts on a SQLite file in one worker-thread call per transaction.
+"""Many-row inserts, and the polled read of the change log, on a SQLite file in one worker-thread
+call per transaction.
 
 Over aiosqlite, each step of a transaction (check out, BEGIN, execute, fetch, COMMIT, reset) is its
 own hop to the driver's thread and back: about ten per audited batch, each a wake-up of another
@@ -11,12 +12,12 @@ writer at a time: SQLite has one write lock anyway.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
-from sqlalchemy.engine import URL
+from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.dml import Insert
 
@@ -24,9 +25,11 @@ from mcpstation.errors import StoreError, UsageError
 from mcpstation.store._engine import WRITE_OPTION, create_sqlite_sync_engine
 from mcpstation.store._transactions import describe
 
+T = TypeVar("T")
+
 
 class SqliteWriter:
-    """Inserts on one SQLite file, a transaction per call, each in one worker-thread hop."""
+    """Inserts and polled reads on one SQLite file, a transaction per call, each in one worker-thread hop."""
 
     def __init__(self, url: URL, *, label: str) -> None:
         self.label = label
@@ -54,9 +57,26 @@ class SqliteWriter:
 
         try:
             return await anyio.to_thread.run_sync(run, limiter=self._one)
-        except SQLAlchemyError as exc:
+        except (SQLAlchemyError, OSError) as exc:
             raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
-        except OSError as exc:
+
+    async def read(self, work: Callable[[Connection], T], *, doing: str) -> T:
+        """`work(connection)` in one read transaction on a worker thread (a poll, such as the change log's).
+
+        Raises:
+            StoreError: the database refused or failed.
+            UsageError: the writer is closed.
+        """
+        if self._closed:
+            raise UsageError(f"the store at {self.label} is closed.")
+
+        def run() -> T:
+            with self._base.begin() as connection:
+                return work(connection)
+
+        try:
+            return await anyio.to_thread.run_sync(run, limiter=self._one)
+        except (SQLAlchemyError, OSError) as exc:
             raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
 
     async def aclose(self) -> None:
