@@ -50,7 +50,6 @@ async def stdio_streams() -> AsyncIterator[tuple[ReadStream, WriteStream]]:
         return
     wire_in = os.dup(0)
     wire_out = os.dup(1)
-    diverted = False
     try:
         null = os.open(os.devnull, os.O_RDONLY)
         try:
@@ -58,7 +57,6 @@ async def stdio_streams() -> AsyncIterator[tuple[ReadStream, WriteStream]]:
         finally:
             os.close(null)
         os.dup2(2, 1)
-        diverted = True
         os.set_blocking(wire_in, False)
         os.set_blocking(wire_out, False)
         incoming_send, incoming = anyio.create_memory_object_stream[SessionMessage | Exception](0)
@@ -77,12 +75,11 @@ async def stdio_streams() -> AsyncIterator[tuple[ReadStream, WriteStream]]:
             finally:
                 outgoing.close()
                 reading.cancel()
-    finally:
-        if diverted:
-            with contextlib.suppress(OSError):
-                os.dup2(wire_in, 0)
-            with contextlib.suppress(OSError):
-                os.dup2(wire_out, 1)
+    finally:  # put the wire back, whatever of the diversion happened
+        with contextlib.suppress(OSError):
+            os.dup2(wire_in, 0)
+        with contextlib.suppress(OSError):
+            os.dup2(wire_out, 1)
         os.set_blocking(wire_in, True)
         os.set_blocking(wire_out, True)
         os.close(wire_in)

@@ -123,7 +123,7 @@ class AuditTrail:
         batch twice. A lost batch is counted and logged; a doubled one would be silent.
         """
         try:
-            await self.store.record_calls(batch)
+            await self.store.write_calls(batch)
         except Exception:  # boundary: auditing must not take the station down
             self.failed += len(batch)
             if self.failed == len(batch):

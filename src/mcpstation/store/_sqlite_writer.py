@@ -60,6 +60,25 @@ class SqliteWriter:
         except (SQLAlchemyError, OSError) as exc:
             raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
 
+    async def insert(self, statement: Insert, rows: Sequence[Mapping[str, Any]], *, doing: str) -> None:
+        """Run `statement` (an INSERT) for `rows` in one transaction, as one `executemany`.
+
+        Raises:
+            StoreError: the database refused or failed (rolled back).
+            UsageError: the writer is closed.
+        """
+        if self._closed:
+            raise UsageError(f"the store at {self.label} is closed.")
+
+        def run() -> None:
+            with self._engine.begin() as connection:
+                connection.execute(statement, list(rows))
+
+        try:
+            await anyio.to_thread.run_sync(run, limiter=self._one)
+        except (SQLAlchemyError, OSError) as exc:
+            raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
+
     async def read(self, work: Callable[[Connection], T], *, doing: str) -> T:
         """`work(connection)` in one read transaction on a worker thread (a poll, such as the change log's).
 

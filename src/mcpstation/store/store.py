@@ -417,21 +417,41 @@ class Store:
         records = [_new_call_record(entry, keep_arguments=self._keep_call_arguments) for entry in entries]
         if not records:
             return ()
+        ids = await self._insert_calls(records, returning=True)
+        return tuple(dataclasses.replace(record, id=int(call_id)) for record, call_id in zip(records, ids, strict=True))
+
+    async def write_calls(self, entries: Sequence[CallEntry]) -> None:
+        """`record_calls` for a writer that needs no ids back (the audit trail): the rows go in one
+        `executemany`, without `RETURNING`.
+
+        Raises:
+            UsageError: an entry's outcome is not a `CallOutcome` (nothing is written).
+            StoreError: the database refused or failed (nothing is written).
+        """
+        records = [_new_call_record(entry, keep_arguments=self._keep_call_arguments) for entry in entries]
+        if records:
+            await self._insert_calls(records, returning=False)
+
+    async def _insert_calls(self, records: Sequence[CallRecord], *, returning: bool) -> Sequence[int]:
+        """Insert `records` in one transaction; their ids in order when `returning`, else nothing."""
         first = records[0]
         doing = (
             f"auditing a call to {first.server!r}/{first.tool!r}"
             if len(records) == 1
             else f"auditing {len(records)} calls"
         )
-        insert = _CALL_INSERT
         rows = [_row_values(record) for record in records]
         if self._writer is not None:
             self._check_open()
-            ids: Sequence[int] = await self._writer.insert_returning_ids(insert, rows, doing=doing)
-        else:
-            async with self._transaction(write=True, doing=doing) as session:
-                ids = (await session.execute(insert, rows)).scalars().all()
-        return tuple(dataclasses.replace(record, id=int(call_id)) for record, call_id in zip(records, ids, strict=True))
+            if returning:
+                return await self._writer.insert_returning_ids(_CALL_INSERT_RETURNING, rows, doing=doing)
+            await self._writer.insert(_CALL_INSERT, rows, doing=doing)
+            return ()
+        async with self._transaction(write=True, doing=doing) as session:
+            if returning:
+                return [int(i) for i in (await session.execute(_CALL_INSERT_RETURNING, rows)).scalars().all()]
+            await session.execute(_CALL_INSERT, rows)
+            return ()
 
     async def list_calls(
         self, server: str | None = None, since: datetime | None = None, limit: int = DEFAULT_LIST_LIMIT
@@ -915,7 +935,8 @@ def _canonical_json(arguments: Mapping[str, Any]) -> bytes:
 
 
 # Built once: constructing the statement costs more than a single-row batch's own work.
-_CALL_INSERT = sa.insert(call_audit).returning(call_audit.c.id, sort_by_parameter_order=True)
+_CALL_INSERT = sa.insert(call_audit)
+_CALL_INSERT_RETURNING = _CALL_INSERT.returning(call_audit.c.id, sort_by_parameter_order=True)
 
 
 def _new_call_record(entry: CallEntry, *, keep_arguments: bool) -> CallRecord:
