@@ -4,7 +4,7 @@
 
 Part 1 peels the call path on one live station: the SDK `Client` the station holds, called
 directly (with and without the per-call `read_timeout_seconds` the station always passes), then
-`ServerConnection.call_tool`, then `Station.call_tool`; a separate raw `Client` is the baseline.
+`ServerConnection.request` (a `CallTool` operation), then `Station.call_tool`; a separate raw `Client` is the baseline.
 Each figure is client CPU per call (time.process_time), the minimum over R rounds: the server runs
 in another process, and the minimum is the figure least disturbed by other load on the machine.
 
@@ -30,6 +30,7 @@ from mcp.client import Client
 
 from mcpstation import Station
 from mcpstation.catalog import catalog as catalog_module
+from mcpstation.connection.operations import CallTool
 
 SEQUENTIAL_CALLS = 400
 IN_FLIGHT_CALLS = 1000
@@ -41,15 +42,17 @@ async def call_path(rounds: int) -> None:
     async with Station(station_config([tiny_spec("tiny")])) as station, Client(tiny_params()) as raw:
         await list_all_tools(raw)
         connection = station.connection("tiny")
-        held = connection._client  # the SDK Client the station's owner task holds
+        session = connection._session  # the live session the station's owner task holds
+        held = session.client if session is not None else None  # its SDK Client
         assert held is not None
+        operation = CallTool("echo", arguments)
         layers: dict[str, Callable[[], Awaitable[Any]]] = {
             "raw Client (baseline)": lambda: raw.call_tool("echo", arguments),
             "station's Client, no timeout": lambda: held.call_tool("echo", arguments),
             "station's Client + read_timeout_seconds": lambda: held.call_tool(
                 "echo", arguments, read_timeout_seconds=60
             ),
-            "ServerConnection.call_tool": lambda: connection.call_tool("echo", arguments),
+            "ServerConnection.request": lambda: connection.request(operation),
             "Station.call_tool": lambda: station.call_tool("mcp_tiny_echo", arguments),
         }
         sequential: dict[str, list[float]] = {name: [] for name in layers}

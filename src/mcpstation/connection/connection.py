@@ -128,6 +128,7 @@ class ServerConnection:
         self._in_flight = 0
         self._last_used = 0.0
         self._activity = anyio.Event()
+        self._activity_watched = False  # someone waits in `activity_ended`
         if known is not None:
             self._listing = replace(
                 self._listing,
@@ -342,9 +343,13 @@ class ServerConnection:
 
     async def activity_ended(self) -> None:
         """Return when the last open request ends or a subscription goes."""
+        self._activity_watched = True
         await self._activity.wait()
 
     def _note_activity_ended(self) -> None:
+        if not self._activity_watched:
+            return  # nobody waits: no new event per request (the idle watch waits only on lazy servers)
+        self._activity_watched = False
         ended, self._activity = self._activity, anyio.Event()
         ended.set()
 

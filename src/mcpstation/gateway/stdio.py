@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from mcp.server.stdio import stdio_server
-
 from mcpstation.config.models import Role
+from mcpstation.gateway._stdio_wire import stdio_streams
 from mcpstation.gateway.relay import GatewayRelay
 from mcpstation.gateway.server import GatewayInstrument, build_gateway_server
 from mcpstation.pipeline import Caller, Face
@@ -23,5 +22,5 @@ async def serve_stdio(
 ) -> None:
     """Serve `station` on this process's stdin/stdout until stdin closes; every request runs as `caller`."""
     server = build_gateway_server(station, relay=relay, local_caller=caller, instrument=instrument)
-    async with stdio_server() as (read, write):
+    async with stdio_streams() as (read, write):
         await server.run(read, write, server.create_initialization_options())

@@ -13,8 +13,14 @@ written behind and never slow a call.
 
 The writer task commits in groups: it takes the first queued record and whatever is queued behind
 it (up to `AUDIT_BATCH_MAX`) and writes them in one transaction, so concurrent requests share one
-commit. When the station closes, the queue is closed and the writer drains what is left before the
-store is closed, so no queued record is lost and no write outlives the station.
+commit. A record someone waits for is written at once, after one turn of the event loop lets
+requests finishing at the same moment queue theirs (a group commit that waits well under a
+millisecond). A write-behind record waits up to `AUDIT_BEHIND_S` for company, so a library making
+calls one after another pays one commit per batch rather than one per call; a waited record
+arriving meanwhile takes the batch with it at once. When the station closes, the queue is closed
+and the writer drains what is left before the store is closed, so no queued record is lost and no
+write outlives the station. What a committed record survives (a crash of the station; a power
+loss) is the store's to say: `docs/architecture.md`, "What the audit promises".
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.lowlevel
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from mcpstation.catalog import AnyResult
@@ -39,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 AUDIT_QUEUE_SIZE = 10_000  # records waiting to be written; beyond this a record is dropped, and logged
 AUDIT_BATCH_MAX = 500  # records written in one transaction at most
+AUDIT_BEHIND_S = 0.05  # how long a write-behind record waits for others to share its transaction
 AUDIT_WAIT_S = 2.0  # how long an answer leaving the process waits for its record to be committed
 AUDIT_DRAIN_TIMEOUT_S = 10.0  # bound on writing what is queued when the station closes
 MAX_TARGET_CHARS = 200  # the store's name columns; longer URIs are cut
@@ -58,25 +66,33 @@ class AuditTrail:
         self.dropped = 0  # records the full queue refused
         self.failed = 0  # records the store refused in the current outage
         self.unconfirmed = 0  # answers sent before their record was written, in the current slowdown
-        self._send: MemoryObjectSendStream[CallEntry]
-        self._receive: MemoryObjectReceiveStream[CallEntry]
-        self._send, self._receive = anyio.create_memory_object_stream[CallEntry](AUDIT_QUEUE_SIZE)
+        # Each record with whether an answer waits for it.
+        self._send: MemoryObjectSendStream[tuple[CallEntry, bool]]
+        self._receive: MemoryObjectReceiveStream[tuple[CallEntry, bool]]
+        self._send, self._receive = anyio.create_memory_object_stream[tuple[CallEntry, bool]](AUDIT_QUEUE_SIZE)
         self._queued = 0  # records accepted so far: the last one's number
         self._settled = 0  # records the writer is done with (committed or failed), in queue order
         self._batch_done = anyio.Event()  # set, then replaced, each time the writer finishes a batch
         self._done = anyio.Event()
+        self._urgent = anyio.Event()  # a waited record (or the close) ends a write-behind batch's wait
+        self._closing = False
 
     async def run(self) -> None:
         """Write records in batches until the queue is closed and empty; a failed write is logged, never fatal."""
         try:
             async with self._receive:
-                async for first in self._receive:
+                async for first, waited in self._receive:
                     batch = [first]
-                    while len(batch) < AUDIT_BATCH_MAX:
-                        try:
-                            batch.append(self._receive.receive_nowait())
-                        except (anyio.WouldBlock, anyio.EndOfStream):
-                            break
+                    if self._urgent.is_set():
+                        self._urgent = anyio.Event()  # set again by the next waited record
+                    if waited:
+                        await anyio.lowlevel.checkpoint()  # the group window: requests finishing now queue theirs
+                    waited = self._take_queued(batch) or waited
+                    if not (waited or self._closing) and len(batch) < AUDIT_BATCH_MAX:
+                        # Linger without waking per record: only a waited record, or the close, ends it early.
+                        with anyio.move_on_after(AUDIT_BEHIND_S):
+                            await self._urgent.wait()
+                        self._take_queued(batch)
                     await self._write(batch)
                     self._settled += len(batch)
                     finished, self._batch_done = self._batch_done, anyio.Event()
@@ -84,6 +100,18 @@ class AuditTrail:
         finally:
             self._done.set()
             self._batch_done.set()  # nobody waits on a writer that has stopped
+
+    def _take_queued(self, batch: list[CallEntry]) -> bool:
+        """Move what is queued into `batch` (up to the cap); whether any of it is waited for."""
+        waited = False
+        while len(batch) < AUDIT_BATCH_MAX:
+            try:
+                entry, urgent = self._receive.receive_nowait()
+            except (anyio.WouldBlock, anyio.EndOfStream):
+                break
+            batch.append(entry)
+            waited = waited or urgent
+        return waited
 
     async def _write(self, batch: list[CallEntry]) -> None:
         """Write one batch in one transaction. While the store fails, the first failure is logged
@@ -95,7 +123,7 @@ class AuditTrail:
         batch twice. A lost batch is counted and logged; a doubled one would be silent.
         """
         try:
-            await self.store.record_calls(batch)
+            await self.store.write_calls(batch)
         except Exception:  # boundary: auditing must not take the station down
             self.failed += len(batch)
             if self.failed == len(batch):
@@ -113,6 +141,8 @@ class AuditTrail:
     async def close(self) -> None:
         """Take no more records; return once every queued one is written (bounded)."""
         self._send.close()
+        self._closing = True
+        self._urgent.set()
         with anyio.move_on_after(AUDIT_DRAIN_TIMEOUT_S, shield=True) as scope:
             await self._done.wait()
         if scope.cancelled_caught:
@@ -120,8 +150,13 @@ class AuditTrail:
                 "audit writer did not finish within %g s; some records were not written", AUDIT_DRAIN_TIMEOUT_S
             )
 
-    def record(self, request: Request, outcome: Outcome, duration_s: float, error: str | None) -> int | None:
-        """Queue the record of `request`; its number (see `wait_written`), or None when it was not queued."""
+    def record(
+        self, request: Request, outcome: Outcome, duration_s: float, error: str | None, *, waited: bool = False
+    ) -> int | None:
+        """Queue the record of `request`; its number (see `wait_written`), or None when it was not queued.
+
+        `waited`: an answer will wait for it (`wait_written`), so the writer commits it at once.
+        """
         principal = request.caller.principal
         entry = CallEntry(
             principal=None
@@ -141,7 +176,7 @@ class AuditTrail:
             run_id=request.run_id,
         )
         try:
-            self._send.send_nowait(entry)
+            self._send.send_nowait((entry, waited))
         except anyio.WouldBlock:
             self.dropped += 1
             logger.warning("audit queue full; %s %s was not audited", request.kind, request.name)
@@ -149,6 +184,8 @@ class AuditTrail:
         except anyio.ClosedResourceError:
             return None  # the station is closing; requests still finishing are not audited
         self._queued += 1
+        if waited:
+            self._urgent.set()
         return self._queued
 
     async def wait_written(self, number: int) -> None:
@@ -177,8 +214,9 @@ class AuditTrail:
             except anyio.get_cancelled_exc_class():
                 self.record(request, Outcome.CANCELLED, anyio.current_time() - started, "the caller cancelled")
                 raise
-            number = self.record(request, result.outcome, result.duration_s, result.error)
-            if number is not None and request.caller.face.answers_leave_process:
+            leaves = request.caller.face.answers_leave_process
+            number = self.record(request, result.outcome, result.duration_s, result.error, waited=leaves)
+            if number is not None and leaves:
                 await self.wait_written(number)
             return result
 

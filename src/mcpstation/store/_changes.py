@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Row
+from sqlalchemy.engine import Connection, Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpstation.store._schema import change_log
@@ -52,10 +52,18 @@ async def write_change(
     return change_id
 
 
+def _changes_after(after: int, limit: int) -> sa.Select[Any]:
+    return sa.select(change_log).where(change_log.c.id > after).order_by(change_log.c.id).limit(limit)
+
+
 async def read_changes(session: AsyncSession, after: int, limit: int) -> tuple[ChangeRecord, ...]:
     """Up to `limit` changes numbered above `after`, oldest first."""
-    query = sa.select(change_log).where(change_log.c.id > after).order_by(change_log.c.id).limit(limit)
-    return tuple(_record(row) for row in (await session.execute(query)).all())
+    return tuple(_record(row) for row in (await session.execute(_changes_after(after, limit))).all())
+
+
+def read_changes_blocking(connection: Connection, after: int, limit: int) -> tuple[ChangeRecord, ...]:
+    """`read_changes` on a blocking connection (`SqliteWriter.read`)."""
+    return tuple(_record(row) for row in connection.execute(_changes_after(after, limit)).all())
 
 
 async def last_change_id(session: AsyncSession) -> int:

@@ -57,6 +57,7 @@ from mcpstation.store._schema import (
 )
 from mcpstation.store._signals import ChangeSignal, change_signal
 from mcpstation.store._specs import audit_detail, dump_spec, keep_redacted_secrets, load_spec, redact
+from mcpstation.store._sqlite_writer import SqliteWriter
 from mcpstation.store._times import maybe_utc as _maybe_utc
 from mcpstation.store._times import now as _now
 from mcpstation.store._times import utc as _utc
@@ -126,6 +127,8 @@ class Store:
         self._keep_call_arguments = keep_call_arguments
         self._replica_id = replica_id or default_replica_id()
         self._file = sqlite_file(engine.url)
+        # Audit batches on a SQLite file: one worker-thread hop per transaction, not one per step.
+        self._writer = SqliteWriter(engine.url, label=label) if self._file is not None else None
         self._process_locks = ProcessLocks()
 
     @classmethod
@@ -231,6 +234,8 @@ class Store:
         """
         if self._transactions.closed:
             return
+        if self._writer is not None:
+            await self._writer.aclose()
         await self._transactions.aclose()
         logger.info("store closed at %s", self._label)
 
@@ -428,16 +433,41 @@ class Store:
         records = [_new_call_record(entry, keep_arguments=self._keep_call_arguments) for entry in entries]
         if not records:
             return ()
+        ids = await self._insert_calls(records, returning=True)
+        return tuple(dataclasses.replace(record, id=int(call_id)) for record, call_id in zip(records, ids, strict=True))
+
+    async def write_calls(self, entries: Sequence[CallEntry]) -> None:
+        """`record_calls` for a writer that needs no ids back (the audit trail): the rows go in one
+        `executemany`, without `RETURNING`.
+
+        Raises:
+            UsageError: an entry's outcome is not a `CallOutcome` (nothing is written).
+            StoreError: the database refused or failed (nothing is written).
+        """
+        records = [_new_call_record(entry, keep_arguments=self._keep_call_arguments) for entry in entries]
+        if records:
+            await self._insert_calls(records, returning=False)
+
+    async def _insert_calls(self, records: Sequence[CallRecord], *, returning: bool) -> Sequence[int]:
+        """Insert `records` in one transaction; their ids in order when `returning`, else nothing."""
         first = records[0]
         doing = (
             f"auditing a call to {first.server!r}/{first.tool!r}"
             if len(records) == 1
             else f"auditing {len(records)} calls"
         )
-        insert = sa.insert(call_audit).returning(call_audit.c.id, sort_by_parameter_order=True)
+        rows = [_row_values(record) for record in records]
+        if self._writer is not None:
+            self._check_open()
+            if returning:
+                return await self._writer.insert_returning_ids(_CALL_INSERT_RETURNING, rows, doing=doing)
+            await self._writer.insert(_CALL_INSERT, rows, doing=doing)
+            return ()
         async with self._transaction(write=True, doing=doing) as session:
-            ids = (await session.execute(insert, [_row_values(record) for record in records])).scalars().all()
-        return tuple(dataclasses.replace(record, id=int(call_id)) for record, call_id in zip(records, ids, strict=True))
+            if returning:
+                return [int(i) for i in (await session.execute(_CALL_INSERT_RETURNING, rows)).scalars().all()]
+            await session.execute(_CALL_INSERT, rows)
+            return ()
 
     async def list_calls(
         self, server: str | None = None, since: datetime | None = None, limit: int = DEFAULT_LIST_LIMIT
@@ -582,6 +612,12 @@ class Store:
 
     async def read_changes(self, after: int, limit: int = CHANGE_READ_LIMIT) -> tuple[ChangeRecord, ...]:
         """Changes numbered above `after`, oldest first, at most `limit`."""
+        if self._writer is not None:  # polled 4 times a second on SQLite: one thread hop, not ten
+            self._check_open()
+            return await self._writer.read(
+                lambda connection: _changes.read_changes_blocking(connection, after, _limit(limit)),
+                doing="reading the change log",
+            )
         async with self._transaction(doing="reading the change log") as session:
             return await _changes.read_changes(session, after, _limit(limit))
 
@@ -912,6 +948,11 @@ def _canonical_json(arguments: Mapping[str, Any]) -> bytes:
     # Sorted keys and no spaces: equal arguments hash equal whatever order the LLM wrote them in.
     text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
     return text.encode("utf-8")
+
+
+# Built once: constructing the statement costs more than a single-row batch's own work.
+_CALL_INSERT = sa.insert(call_audit)
+_CALL_INSERT_RETURNING = _CALL_INSERT.returning(call_audit.c.id, sort_by_parameter_order=True)
 
 
 def _new_call_record(entry: CallEntry, *, keep_arguments: bool) -> CallRecord:

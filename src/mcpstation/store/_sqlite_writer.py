@@ -1,0 +1,106 @@
+"""Many-row inserts, and the polled read of the change log, on a SQLite file in one worker-thread
+call per transaction.
+
+Over aiosqlite, each step of a transaction (check out, BEGIN, execute, fetch, COMMIT, reset) is its
+own hop to the driver's thread and back: about ten per audited batch, each a wake-up of another
+thread and of the event loop. A gateway answers only once its call's record is committed, so those
+hops are on every call's path. `SqliteWriter` does the whole transaction in one call on a worker
+thread instead, over the stdlib driver (blocking, hence the thread: sqlite3 has no other way) and
+an engine set up as the async one (WAL, `synchronous=NORMAL`, BEGIN IMMEDIATE for writers). One
+writer at a time: SQLite has one write lock anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from sqlalchemy.engine import URL, Connection
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.sql.dml import Insert
+
+from mcpstation.errors import StoreError, UsageError
+from mcpstation.store._engine import WRITE_OPTION, create_sqlite_sync_engine
+from mcpstation.store._transactions import describe
+
+T = TypeVar("T")
+
+
+class SqliteWriter:
+    """Inserts and polled reads on one SQLite file, a transaction per call, each in one worker-thread hop."""
+
+    def __init__(self, url: URL, *, label: str) -> None:
+        self.label = label
+        self._base = create_sqlite_sync_engine(url)
+        self._engine = self._base.execution_options(**{WRITE_OPTION: True})
+        self._one = anyio.CapacityLimiter(1)
+        self._closed = False
+
+    async def insert_returning_ids(
+        self, statement: Insert, rows: Sequence[Mapping[str, Any]], *, doing: str
+    ) -> list[int]:
+        """Run `statement` (an INSERT ... RETURNING one integer column) for `rows` in one
+        transaction: all are written or none. The ids come back in the order of `rows`.
+
+        Raises:
+            StoreError: the database refused or failed (rolled back).
+            UsageError: the writer is closed.
+        """
+        if self._closed:
+            raise UsageError(f"the store at {self.label} is closed.")
+
+        def run() -> list[int]:
+            with self._engine.begin() as connection:
+                return [int(value) for value in connection.execute(statement, list(rows)).scalars().all()]
+
+        try:
+            return await anyio.to_thread.run_sync(run, limiter=self._one)
+        except (SQLAlchemyError, OSError) as exc:
+            raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
+
+    async def insert(self, statement: Insert, rows: Sequence[Mapping[str, Any]], *, doing: str) -> None:
+        """Run `statement` (an INSERT) for `rows` in one transaction, as one `executemany`.
+
+        Raises:
+            StoreError: the database refused or failed (rolled back).
+            UsageError: the writer is closed.
+        """
+        if self._closed:
+            raise UsageError(f"the store at {self.label} is closed.")
+
+        def run() -> None:
+            with self._engine.begin() as connection:
+                connection.execute(statement, list(rows))
+
+        try:
+            await anyio.to_thread.run_sync(run, limiter=self._one)
+        except (SQLAlchemyError, OSError) as exc:
+            raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
+
+    async def read(self, work: Callable[[Connection], T], *, doing: str) -> T:
+        """`work(connection)` in one read transaction on a worker thread (a poll, such as the change log's).
+
+        Raises:
+            StoreError: the database refused or failed.
+            UsageError: the writer is closed.
+        """
+        if self._closed:
+            raise UsageError(f"the store at {self.label} is closed.")
+
+        def run() -> T:
+            with self._base.begin() as connection:
+                return work(connection)
+
+        try:
+            return await anyio.to_thread.run_sync(run, limiter=self._one)
+        except (SQLAlchemyError, OSError) as exc:
+            raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
+
+    async def aclose(self) -> None:
+        """Refuse new writes, wait for the running one, close the connections. Idempotent."""
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            async with self._one:
+                await anyio.to_thread.run_sync(self._base.dispose)
