@@ -34,6 +34,7 @@ class Gate(StrEnum):
     URL_NOT_LISTED = "url_not_listed"
     URL_REFUSED = "url_refused"  # the SSRF guard said no
     URL_ALLOWED = "url_allowed"
+    UNSUPPORTED = "unsupported"  # it needs what the station cannot do yet (`ServerSpec.unsupported`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,8 @@ class Admission:
 
 async def admit(spec: ServerSpec, policy: PolicySettings, *, guard: UrlGuard | None = None) -> Admission:
     """Judge `spec` as a server added at run time. Classifying never runs or connects anything."""
+    if spec.unsupported is not None:
+        return Admission(Verdict.DENY, spec.unsupported, Gate.UNSUPPORTED)
     if isinstance(spec, StdioServerSpec):
         return admit_command(spec, policy)
     return await _admit_url(spec.url, policy, guard)
