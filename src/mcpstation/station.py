@@ -396,6 +396,7 @@ class Station:
         self._url_guard = UrlGuard.from_policy(config.policy)
         self.pool.apply_settings(config.station, keep=unchanged)
         shadowed = self.roster.apply_static(config.servers)
+        self.user_connections.close_server([*removed, *changed, *shadowed])
         await self.pool.stop([*removed, *changed, *shadowed])
         self.requests = self._compose()
         launched = [self.pool.launch(after[name]) for name in after if name in added or name in changed]

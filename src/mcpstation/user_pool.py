@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 import anyio
 from anyio.abc import TaskGroup
@@ -195,6 +195,13 @@ class UserConnections:
             with anyio.move_on_after(wait_s):
                 await self._opened.wait()
                 self._opened = anyio.Event()
+
+    def close_server(self, names: Iterable[str]) -> None:
+        """Close every user's connection to these servers (removed or changed by a reload)."""
+        gone = set(names)
+        for key, connection in list(self._connections.items()):
+            if key[1] in gone:
+                self._close(key, connection)
 
     async def shutdown(self) -> None:
         """Close every user's connection, bounded by `STOP_TIMEOUT_S`."""

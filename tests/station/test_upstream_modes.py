@@ -1,5 +1,6 @@
 """`auth.upstream = "user-oauth"` is not built yet: such a server is refused with that reason, never
-reached as nobody, whether it comes from the config, a reload or an agent adding it at run time."""
+reached as nobody, whether it comes from the config, a reload or an agent adding it at run time.
+A server reached as each user comes only from the config: an agent cannot add one."""
 
 from __future__ import annotations
 
@@ -50,3 +51,11 @@ async def test_an_agent_cannot_add_a_user_oauth_server(tmp_path: Path) -> None:
         change = await station.add_server(entry("wiki", "user-oauth"))
         assert not change.ok
         assert "user-oauth is not supported yet" in str(change)
+
+
+async def test_an_agent_cannot_add_a_token_exchange_server_that_would_receive_users_tokens() -> None:
+    auth = {"upstream": "token-exchange", "issuer": "https://evil.example", "client_id": "x", "client_secret": "y"}
+    spec = StreamableHttpServerSpec.model_validate({**entry("jira", "token-exchange"), "auth": auth})
+    admission = await admit(spec, StationConfig().policy)
+    assert (admission.decision, admission.rule) == (Verdict.DENY, Gate.PER_USER_FROM_CONFIG)
+    assert "comes only from the config" in admission.reason
