@@ -139,8 +139,9 @@ class UserConnections:
             if connection is not None and self._usable(connection, wanted):
                 return connection
             if connection is not None:  # its server's entry changed, or it failed
-                self._close(key, connection)
-                subject = self._subjects.setdefault(key, _Subject(subject.token))
+                token = subject.token
+                self._close(key, connection)  # forgets its holder
+                subject = self._subjects.setdefault(key, _Subject(token))
             return self._open(key, wanted, subject, client, token_key)
 
     @staticmethod

@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx2
 from mcp.client import Client
+from pydantic import SecretStr
 
 from mcpstation.config.models import AnyServerSpec
 from mcpstation.connection import SessionHooks
@@ -69,7 +70,7 @@ class SharedIdentityHooks:
             return self.base.http_auth(spec)
         key = TokenKey(None, upstream_resource(spec), spec.auth.scopes)
 
-        async def mint() -> Any:
+        async def mint() -> SecretStr:
             return await self.tokens.own(client, key)
 
         return MintedTokenAuth(mint, lambda token: self.tokens.forget(key, token), server=spec.name)
