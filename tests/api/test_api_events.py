@@ -15,10 +15,10 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from _processes import alive, children_of
 from api_helpers import START_TIMEOUT_S, demo, running_api
 from station_helpers import inproc
 
-from _processes import alive, children_of
 from mcpstation.api.serve import SHUTDOWN_GRACE_S
 
 pytestmark = pytest.mark.anyio

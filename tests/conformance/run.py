@@ -28,7 +28,7 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
-sys.path.insert(0, str(REPO_ROOT / "tests"))
+sys.path.insert(0, str(REPO_ROOT / "tests" / "helpers"))  # run as a script, outside pytest's pythonpath
 
 from _node import NODE_MODULES, node_bin_dir  # noqa: E402
 

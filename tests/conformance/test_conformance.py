@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parent))
 
 from _node import NODE_MODULES, node_bin_dir  # noqa: E402
 

@@ -70,6 +70,9 @@ class RecordingOwner:
     def session_failed(self, error: str) -> None:
         self._report("failed", error)
 
+    def session_stalled(self, note: str | None) -> None:
+        self._report("stalled", note)
+
     def session_ending(self, *, idle: bool) -> None:
         self._report("ending", idle)
 

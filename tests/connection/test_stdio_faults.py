@@ -17,11 +17,11 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from _processes import alive, peak_rss, processes_left_checked
 from mcp import StdioServerParameters
 from mcp.client import Client, ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-from _processes import alive, peak_rss, processes_left_checked
 from mcpstation.connection._lanes import MAX_DEFERRED_KEYS
 from mcpstation.connection._stdio import stdio_transport
 from mcpstation.connection._tool_budget import DropReason

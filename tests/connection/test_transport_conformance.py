@@ -18,10 +18,10 @@ from typing import Any
 import anyio
 import mcp_types as types
 import pytest
+from _processes import alive
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 
-from _processes import alive
 from mcpstation.connection._stdio import stdio_transport
 from mcpstation.connection._websocket import websocket_transport
 from mcpstation.connection.limits import MESSAGE_TOO_LARGE, InboundLimits

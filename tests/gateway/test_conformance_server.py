@@ -19,9 +19,9 @@ from pathlib import Path
 import anyio
 import pytest
 import yaml
+from _node import NODE_MODULES, node_bin_dir
 from gateway_helpers import http_gateway, serve_http
 
-from _node import NODE_MODULES, node_bin_dir
 from mcpstation import StationConfig
 from mcpstation.gateway import MemoryEventStore
 from mcpstation.testing.conformance_server import SSE_RETRY_MS, build_conformance_server

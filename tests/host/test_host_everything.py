@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+import _node
 import anyio
 import pytest
 from host_helpers import (
@@ -27,7 +28,6 @@ from host_helpers import (
 from mcp import StdioServerParameters
 from mcp.client import Client
 
-import _node
 from mcpstation import Station, StationConfig
 from mcpstation.config.models import RootSpec, StdioServerSpec
 from mcpstation.host import ElicitationAnswer, ElicitationModes, FormRequest, Host, SamplingPolicy, UrlRequest

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator
@@ -17,14 +16,11 @@ from pathlib import Path
 import anyio
 import pytest
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from oauth_world import RESOURCE, AuthWorld, concurrent_gets, consenting_browser, spec
+from protected_server import ProtectedServer, serving
+from protected_server import consenting_browser as loopback_browser
 from pydantic import AnyUrl
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "store"))
-
 from store_helpers import PG_URL_ENV_VAR, postgres_url, run_admin
-from test_oauth import RESOURCE, AuthWorld, concurrent_gets, consenting_browser, spec
-from test_oauth_guard import ProtectedServer, serving
-from test_oauth_guard import consenting_browser as loopback_browser
 
 from mcpstation import Station
 from mcpstation.config.models import OAuthSettings, StationConfig, StreamableHttpServerSpec

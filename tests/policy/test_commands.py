@@ -14,6 +14,7 @@ from mcpstation.policy.commands import program_name
 ALLOWED_PACKAGES = ("@modelcontextprotocol/server-github", "mcp-server-fetch", "mcp-server-time", "mcp_server_git")
 A, C, D = Verdict.ALLOW, Verdict.CONFIRM, Verdict.DENY
 R = Rule
+U = "mcpstation-never-created-"  # no one makes these paths: each is judged as not there yet
 
 Case = tuple[str, list[str], dict[str, str], Verdict, Rule]
 
@@ -266,7 +267,7 @@ SSH_AND_GIT: list[Case] = [
     ("git", ["clone", "ext::sh -c id", "x"], {}, D, R.COMMAND_OPTION),
     ("git", ["--exec-path=/opt/x", "status"], {}, D, R.COMMAND_OPTION),
     ("git", ["clone", "--template=/opt/hooks", "h:x"], {}, D, R.COMMAND_OPTION),
-    ("git", ["-C", "/tmp/repo", "status"], {}, D, R.WORLD_WRITABLE),
+    ("git", ["-C", f"/tmp/{U}repo", "status"], {}, D, R.WORLD_WRITABLE),
     ("git", ["rebase", "-x", "id", "main"], {}, D, R.COMMAND_OPTION),
     ("git", ["daemon", "--listen=0.0.0.0"], {}, D, R.COMMAND_OPTION),
     ("git", ["status"], {}, C, R.UNKNOWN_EXECUTABLE),
@@ -312,21 +313,21 @@ PATHS_AND_SYNTAX: list[Case] = [
     ("bin/server", [], {}, D, R.RELATIVE_PATH),
     ("../x/server", [], {}, D, R.RELATIVE_PATH),
     ("~/bin/server", [], {}, D, R.RELATIVE_PATH),
-    ("/tmp/not-there-yet/server", [], {}, D, R.WORLD_WRITABLE),
-    ("/tmp/x", [], {}, D, R.WORLD_WRITABLE),
-    ("/var/tmp/server", [], {}, D, R.WORLD_WRITABLE),
-    ("/dev/shm/server", [], {}, D, R.WORLD_WRITABLE),
-    ("//tmp/server", [], {}, D, R.WORLD_WRITABLE),
-    ("/usr/bin/../../tmp/server", [], {}, D, R.WORLD_WRITABLE),
-    ("/private/tmp/server", [], {}, D, R.WORLD_WRITABLE),
+    (f"/tmp/{U}not-there-yet/server", [], {}, D, R.WORLD_WRITABLE),
+    (f"/tmp/{U}x", [], {}, D, R.WORLD_WRITABLE),
+    (f"/var/tmp/{U}server", [], {}, D, R.WORLD_WRITABLE),
+    (f"/dev/shm/{U}server", [], {}, D, R.WORLD_WRITABLE),
+    (f"//tmp/{U}server", [], {}, D, R.WORLD_WRITABLE),
+    (f"/usr/bin/../../tmp/{U}server", [], {}, D, R.WORLD_WRITABLE),
+    (f"/private/tmp/{U}server", [], {}, D, R.WORLD_WRITABLE),
     ("C:\\Windows\\Temp\\server.exe", [], {}, D, R.WORLD_WRITABLE),
-    ("python", ["/tmp/some_script.py"], {}, D, R.WORLD_WRITABLE),
-    ("node", ["/tmp/x/server.js"], {}, D, R.WORLD_WRITABLE),
-    ("node", ["--require", "/tmp/hook.js", "/opt/s/server.js"], {}, D, R.WORLD_WRITABLE),
-    ("bash", ["/tmp/start.sh"], {}, D, R.WORLD_WRITABLE),
-    ("java", ["-jar", "/tmp/s.jar"], {}, D, R.WORLD_WRITABLE),
-    ("uvx", ["--from", "/tmp/pkg", "server"], {}, D, R.WORLD_WRITABLE),
-    ("uvx", ["--python", "/tmp/py/python", "mcp-server-fetch"], {}, D, R.WORLD_WRITABLE),
+    ("python", [f"/tmp/{U}some_script.py"], {}, D, R.WORLD_WRITABLE),
+    ("node", [f"/tmp/{U}x/server.js"], {}, D, R.WORLD_WRITABLE),
+    ("node", ["--require", f"/tmp/{U}hook.js", "/opt/s/server.js"], {}, D, R.WORLD_WRITABLE),
+    ("bash", [f"/tmp/{U}start.sh"], {}, D, R.WORLD_WRITABLE),
+    ("java", ["-jar", f"/tmp/{U}s.jar"], {}, D, R.WORLD_WRITABLE),
+    ("uvx", ["--from", f"/tmp/{U}pkg", "server"], {}, D, R.WORLD_WRITABLE),
+    ("uvx", ["--python", f"/tmp/{U}py/python", "mcp-server-fetch"], {}, D, R.WORLD_WRITABLE),
     ("npx -y foo", [], {}, D, R.SHELL_SYNTAX),
     ("node;id", [], {}, D, R.SHELL_SYNTAX),
     ("$(id)", [], {}, D, R.SHELL_SYNTAX),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -132,23 +133,57 @@ def test_a_relative_path_is_judged_from_its_base(home: Path, sticky: Path) -> No
     assert world_writable_reason("server", base=str(sticky)) is not None
 
 
-def test_the_admission_tests_pass_with_an_interpreter_under_tmp(tmp_path: Path) -> None:
-    # a clone under /tmp runs its own .venv/bin/python: a venv there that sees this one's packages
-    venv = tmp_path / "clone" / ".venv"
+PLUGINS = ("-p", "anyio.pytest_plugin")
+LOCATION_TESTS = ("tests/policy/test_runtime_admission.py", "tests/connection/test_command_resolution.py")
+
+
+def test_a_copy_of_the_project_under_tmp_passes_the_tests_that_care_where_they_live(tmp_path: Path) -> None:
+    """A clone under /tmp runs its own `.venv/bin/python` and its own sources: the admission rules and
+    command resolution must hold there as they do here."""
+    project = Path(__file__).resolve().parents[2]
+    clone = tmp_path / "clone"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".venv", "node_modules", ".git", "*.egg-info")
+    for part in ("src", "tests", "bench"):
+        shutil.copytree(project / part, clone / part, ignore=skip)
+    shutil.copy2(project / "pyproject.toml", clone / "pyproject.toml")
+    venv = clone / ".venv"  # a venv there that sees this one's packages, editable installs too
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
     purelib = sysconfig.get_paths()["purelib"]
-    (venv_site(venv) / "parent.pth").write_text(f"import site; site.addsitedir({purelib!r})\n")  # editable installs too
-    tests = Path(__file__).resolve().parent / "test_runtime_admission.py"
+    (venv_site(venv) / "parent.pth").write_text(f"import site; site.addsitedir({purelib!r})\n")
+    own_scripts(Path(sys.executable).parent, venv / "bin")
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(clone / "src"),  # the copy's own sources, ahead of this checkout's editable install
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",  # langsmith's plugin alone costs seconds
+    }
+    python = str(venv / "bin" / "python")
+    where = subprocess.run(
+        [python, "-c", "import mcpstation; print(mcpstation.__file__)"], env=env, capture_output=True, text=True
+    )
+    assert where.stdout.strip().startswith(str(clone / "src")), where
     done = subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "pytest_timeout", tests],
-        cwd=tests.parents[2],
-        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # langsmith's plugin alone costs seconds
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "pytest_timeout", *PLUGINS, *LOCATION_TESTS],
+        cwd=clone,
+        env=env,
         capture_output=True,
         text=True,
         timeout=300,
         check=False,
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert " passed" in done.stdout and " failed" not in done.stdout
+
+
+def own_scripts(source: Path, target: Path) -> None:
+    """The console scripts of this venv's packages, pointed at the other venv's interpreter."""
+    shebang = f"#!{source / 'python'}"
+    for script in source.iterdir():
+        if script.is_file() and not (target / script.name).exists():
+            head, _, rest = script.read_bytes().partition(b"\n")
+            if head.decode(errors="replace").startswith(shebang):
+                copied = target / script.name
+                copied.write_bytes(f"#!{target / 'python'}".encode() + b"\n" + rest)
+                copied.chmod(0o755)
 
 
 def venv_site(venv: Path) -> Path:

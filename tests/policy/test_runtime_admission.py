@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import uuid
 
 import pytest
 from pydantic import ValidationError
@@ -10,6 +11,7 @@ from pydantic import ValidationError
 from mcpstation.config.models import PolicySettings, StdioServerSpec
 from mcpstation.policy import Gate, Rule, Verdict, admit_command
 
+ABSENT_UNDER_TMP = f"/tmp/mcpstation-absent-{uuid.uuid4().hex}/server"  # anyone could create it first
 SEEDS_POLICY = PolicySettings(allowed_dynamic_stdio_commands=("npx", "uvx", "python"))
 
 
@@ -59,7 +61,7 @@ def test_the_command_list_matches_exact_names_and_paths_only() -> None:
 
 def test_no_allowlist_overrides_a_deny_at_admission() -> None:
     policy = PolicySettings(
-        allowed_dynamic_stdio_commands=("nc", "curl", "sh", "node", "docker", "/tmp/x/server"),
+        allowed_dynamic_stdio_commands=("nc", "curl", "sh", "node", "docker", ABSENT_UNDER_TMP),
         allowed_packages=("nc", "curl", "sh"),
     )
     cases = {
@@ -68,7 +70,7 @@ def test_no_allowlist_overrides_a_deny_at_admission() -> None:
         ("sh", ("-c", "id")): Rule.INLINE_CODE,
         ("node", ("--inspect=0.0.0.0", "/opt/x.js")): Rule.REMOTE_DEBUGGER,
         ("docker", ("run", "--entrypoint", "sh", "img")): Rule.CONTAINER_SHELL,
-        ("/tmp/x/server", ()): Rule.WORLD_WRITABLE,
+        (ABSENT_UNDER_TMP, ()): Rule.WORLD_WRITABLE,
     }
     for (command, args), rule in cases.items():
         admission = admit_command(stdio(command, *args), policy)

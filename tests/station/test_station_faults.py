@@ -17,9 +17,9 @@ from typing import Any
 
 import anyio
 import pytest
+from _processes import alive, peak_rss, processes_left_checked
 from station_helpers import START_TIMEOUT_S, inproc
 
-from _processes import alive, peak_rss, processes_left_checked
 from mcpstation import Station, StationConfig
 from mcpstation.connection.limits import DEFAULT_MAX_MESSAGE_BYTES
 from mcpstation.outcomes import Outcome

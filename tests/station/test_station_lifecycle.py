@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import anyio
 import pytest
+from _processes import processes_left_checked
 from station_helpers import START_TIMEOUT_S, inproc, tiny
 
-from _processes import processes_left_checked
 from mcpstation import Station, StationConfig
 from mcpstation.connection import ConnectionState
 from mcpstation.errors import UsageError

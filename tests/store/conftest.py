@@ -4,15 +4,11 @@
 
 from __future__ import annotations
 
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-
 from store_helpers import PG_URL_ENV_VAR, StoreTarget, fresh_database, postgres_url, require_postgres, run_admin
 
 from mcpstation.store import Store

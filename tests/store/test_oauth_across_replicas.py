@@ -10,19 +10,15 @@ tokens at all would each show the person an authorization URL.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from oauth_world import RESOURCE, AuthWorld, concurrent_gets, consenting_browser, spec
 from pydantic import AnyUrl
 from store_helpers import StoreTarget
-
-sys.path.insert(0, str(Path(__file__).parents[1] / "host"))
-
-from test_oauth import RESOURCE, AuthWorld, concurrent_gets, consenting_browser, spec
 
 from mcpstation.host.oauth import FileTokenStorage, OAuthProviders, StoreTokenStorage, token_file
 from mcpstation.store import Store

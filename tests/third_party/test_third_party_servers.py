@@ -8,12 +8,12 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import _node
 import anyio
 import pytest
 from anyio.streams.text import TextReceiveStream
 from station_helpers import START_TIMEOUT_S, demo
 
-import _node
 from mcpstation import Station, StationConfig
 
 pytestmark = pytest.mark.anyio

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -29,38 +30,80 @@ _STATE_STYLES = {
 }
 
 
+STATUS_COLUMNS = (
+    "server", "state", "transport", "version", "tools", "tokens", "prompts", "resources", "templates", "error",
+)  # fmt: skip
+# Dropped in this order when the table is wider than the console (the error goes below it first).
+_NARROW_DROPS = ("templates", "resources", "prompts", "tokens", "version", "transport")
+
+
 def status_table(status: Shape) -> Table:
-    """`StationStatus.to_dict()` as a table of servers."""
+    """`StationStatus.to_dict()` as a table of servers, every column."""
+    return _status_table(status, STATUS_COLUMNS)
+
+
+def status_view(status: Shape, width: int) -> list[RenderableType]:
+    """The status table fitted to `width` columns without breaking a word.
+
+    When every column fits, the whole table. Otherwise each error goes below the table as its own
+    paragraph (wrapped at spaces), and the columns that still do not fit are left out, least
+    needed first; the rest are never wrapped, so `FAILED` stays one word.
+    """
+    columns = list(STATUS_COLUMNS)
+    rows = [_status_cells(s) for s in status["servers"]]
+    if _natural_width(columns, rows) <= width:
+        return [_status_table(status, STATUS_COLUMNS)]
+    columns.remove("error")
+    for column in _NARROW_DROPS:
+        if _natural_width(columns, rows) <= width:
+            break
+        columns.remove(column)
+    parts: list[RenderableType] = [_status_table(status, tuple(columns), no_wrap=True)]
+    for s in status["servers"]:
+        if s["error"]:
+            parts.append(Text(f"{s['name']}: {s['error']}", style="red", overflow="fold"))
+    return parts
+
+
+def _status_cells(s: Shape) -> dict[str, str]:
     from mcpstation.catalog.tokens import format_tokens
 
+    return {
+        "server": s["name"],
+        "state": s["state"],
+        "transport": s["transport"],
+        "version": s["protocol_version"] or "-",
+        "tools": str(s["tools"]),
+        "tokens": f"~{format_tokens(s['tokens'])}" if s.get("tokens") else "-",
+        "prompts": str(s["prompts"]),
+        "resources": str(s["resources"]),
+        "templates": str(s["templates"]),
+        "error": s["error"] or "",
+    }
+
+
+def _natural_width(columns: Sequence[str], rows: Sequence[dict[str, str]]) -> int:
+    """The width of a table of `columns` with nothing wrapped: cells, one space each side, borders."""
+    cells = sum(max([len(column), *(len(row[column]) for row in rows)]) for column in columns)
+    return cells + 3 * len(columns) + 1
+
+
+def _status_table(status: Shape, columns: Sequence[str], *, no_wrap: bool = False) -> Table:
     table = Table(title="servers", expand=False)
-    columns = (
-        "server",
-        "state",
-        "transport",
-        "version",
-        "tools",
-        "tokens",
-        "prompts",
-        "resources",
-        "templates",
-        "error",
-    )
     for column in columns:
-        table.add_column(column, overflow="fold")
+        wraps = column == "error" and not no_wrap
+        table.add_column(column, overflow="fold" if wraps else "ellipsis", no_wrap=not wraps)
     for s in status["servers"]:
-        table.add_row(
-            s["name"],
-            Text(s["state"], style=_STATE_STYLES.get(s["state"], "")),
-            s["transport"],
-            s["protocol_version"] or "-",
-            str(s["tools"]),
-            f"~{format_tokens(s['tokens'])}" if s.get("tokens") else "-",
-            str(s["prompts"]),
-            str(s["resources"]),
-            str(s["templates"]),
-            Text(s["error"] or "", style="red"),
-        )
+        cells = _status_cells(s)
+        row: list[str | Text] = []
+        for column in columns:
+            if column == "state":
+                row.append(Text(cells[column], style=_STATE_STYLES.get(cells[column], "")))
+            elif column == "error":
+                row.append(Text(cells[column], style="red"))
+            else:
+                row.append(cells[column])
+        table.add_row(*row)
     return table
 
 

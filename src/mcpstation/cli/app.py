@@ -314,7 +314,8 @@ async def _show_live(station: Station, as_json: bool) -> None:
         _emit_json(station.status().to_dict())
         await anyio.sleep_forever()
     if not out.is_terminal:
-        out.print(_render.status_table(station.status().to_dict()))
+        for part in _render.status_view(station.status().to_dict(), out.width):
+            out.print(part)
         await anyio.sleep_forever()
 
     def view() -> Group:
@@ -357,7 +358,8 @@ def status(json_output: JsonOption = False) -> None:
 def _print_status(report: Shape) -> None:
     from mcpstation.cli import _render
 
-    out.print(_render.status_table(report))
+    for part in _render.status_view(report, out.width):
+        out.print(part)
     conflicts = _render.conflicts_table(report)
     if conflicts is not None:
         out.print(conflicts)
@@ -384,7 +386,8 @@ def reconnect(
     out.print(f"reconnected: {', '.join(report['reconnected']) or 'nothing to do'}")
     from mcpstation.cli import _render
 
-    out.print(_render.status_table(report))
+    for part in _render.status_view(report, out.width):
+        out.print(part)
 
 
 # -- the catalog ---------------------------------------------------------------------------------

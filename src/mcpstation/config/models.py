@@ -3,8 +3,7 @@
 Every model is frozen and forbids unknown keys. Secrets (environment values, headers, tokens)
 are `SecretStr` so `repr`, logs and `--json` output never show them.
 
-Long because every config model is here, so the file reads as the schema top to bottom; each model
-is short.
+The file reads as the schema, top to bottom.
 """
 
 from __future__ import annotations

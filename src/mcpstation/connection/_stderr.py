@@ -1,11 +1,16 @@
-"""Each stdio server's stderr goes to its own sink: a logger and a tail kept for error messages."""
+"""Each stdio server's stderr goes to its own sink: a logger and a tail kept for error messages.
+
+`telling_line` picks the line of a tail that says what went wrong: the error, not the summary a
+tool prints after it (npm's "A complete log of this run can be found in: ...").
+"""
 
 from __future__ import annotations
 
 import collections
 import logging
 import os
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Sequence
 from typing import IO
 
 import anyio
@@ -13,6 +18,52 @@ import anyio
 TAIL_LINES = 20  # stderr lines kept per server for error messages and status
 MAX_LINE_CHARS = 2000  # a longer line is cut in the tail (a flood must not grow memory)
 READ_CHUNK_BYTES = 65536
+
+# A line that ends an exception's report: Python's last traceback line, Node's uncaught error.
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Interrupt|Warning)\b(?::|$)")
+# A line that says something failed (npm's `npm error` and `npm ERR!`, uv's `error:` and `×`, ...).
+_ERROR_LINE = re.compile(
+    r"(?i)\b(?:error|err!|fatal|panic|failed|failure|not found|no such|cannot|can't|could not|unable|denied|"
+    r"refused|invalid|missing)\b|^\s*×"
+)
+# Lines a tool prints after its error that say nothing of it.
+_SUMMARY_LINE = re.compile(
+    r"(?i)a complete log of this run can be found|^\s*(?:npm (?:error|ERR!)\s*)?(?:\d{3}|code|errno)?\s*$|"
+    r"note that you can also install from a|tarball, folder, http url, or git url|run with --verbose|"
+    r"for more information, try|to see a stack trace|^\s*node\.js v\d"
+)
+# A warning is not the error, whatever it mentions (npx's "package was not found and will be installed").
+_WARNING_LINE = re.compile(r"(?i)^\s*(?:npm warn\b|warn(?:ing)?\b)")
+# A line that only labels the error that follows it (npm's `code E404`, `errno ETIMEDOUT`).
+_LABEL_LINE = re.compile(r"(?i)^\s*(?:npm (?:error|ERR!)\s*)?(?:code|errno)\s+\S+\s*$")
+
+
+def telling_line(tail: Sequence[str]) -> str | None:
+    """The line of `tail` (a server's last stderr lines, oldest first) that best says why it failed.
+
+    The last exception line (Python's `ModuleNotFoundError: ...`, Node's `Error: ...`) if there is
+    one; else the first line of the last run of error lines that says more than a code
+    (`npm error 404 Not Found - GET ...`, before npm's summary); else the last line. None for an
+    empty tail.
+    """
+    lines = [line for line in tail if line.strip()]
+    if not lines:
+        return None
+    said = [line for line in lines if not _SUMMARY_LINE.search(line)]
+    exceptions = [line for line in said if _EXCEPTION_LINE.match(line.strip())]
+    if exceptions:
+        return exceptions[-1]
+    run: list[str] = []
+    last_run: list[str] = []
+    for line in said:
+        if _ERROR_LINE.search(line) and not _WARNING_LINE.match(line):
+            run.append(line)
+            last_run = run
+        else:
+            run = []
+    if last_run:
+        return next((line for line in last_run if not _LABEL_LINE.match(line)), last_run[0])
+    return said[-1] if said else lines[-1]
 
 
 class StderrSink:
@@ -35,6 +86,7 @@ class StderrSink:
         self.file: IO[str] = os.fdopen(write_fd, "w")
         self.pipe_inode = os.fstat(write_fd).st_ino
         self.bytes_seen = 0
+        self.last_output_at: float | None = None  # `anyio.current_time()` of the last bytes read
 
     @property
     def tail(self) -> list[str]:
@@ -48,6 +100,10 @@ class StderrSink:
         tail = self.tail
         return tail[-1] if tail else None
 
+    def telling_line(self) -> str | None:
+        """The line of the tail that best says what went wrong (`telling_line`)."""
+        return telling_line(self.tail)
+
     async def drain(self) -> None:
         """Read until every holder of the write end has closed it, or until cancelled."""
         try:
@@ -59,6 +115,7 @@ class StderrSink:
                     continue
                 if not chunk:
                     return
+                self.last_output_at = anyio.current_time()
                 self._feed(chunk.decode(errors="replace"))
         finally:
             self._flush_partial()

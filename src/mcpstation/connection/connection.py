@@ -115,6 +115,7 @@ class ServerConnection:
         self._intent = _Intent.RUN
         self._session: Session | None = None
         self._last_stderr: tuple[str, ...] = ()
+        self._stall_note: str | None = None  # what `session_stalled` last said
         self._last_transport_warnings: tuple[str, ...] = ()
         self._settled = anyio.Event()
         self._stopped = anyio.Event()
@@ -559,6 +560,15 @@ class ServerConnection:
 
     def session_failed(self, error: str) -> None:
         self._error = error
+
+    def session_stalled(self, note: str | None) -> None:
+        """While it starts, `status` shows why it is quiet in its error; a note no longer true goes."""
+        if note is not None:
+            self._stall_note = self._error = note
+        elif self._error is not None and self._error == self._stall_note:
+            self._error = None
+        if self.observer is not None:
+            self.observer.connection_changed(self)
 
     def session_ending(self, *, idle: bool) -> None:
         if idle:

@@ -49,6 +49,7 @@ from mcpstation.config.models import AnyServerSpec, StationSettings, StdioServer
 from mcpstation.connection import _processes
 from mcpstation.connection._end_watch import EndWatch
 from mcpstation.connection._errors import describe_failure, forgot_session
+from mcpstation.connection._stall import stall_after_s, stall_note
 from mcpstation.connection._start_slot import StartSlot
 from mcpstation.connection._stderr import StderrSink
 from mcpstation.connection.budgets import call_timeout_s, startup_budget_s
@@ -76,6 +77,7 @@ logger = logging.getLogger(__name__)
 
 CLIENT_INFO = types.Implementation(name="mcpstation", version="0.1.0")
 STDERR_SETTLE_S = 0.5  # time to collect a dead server's last stderr lines
+STALL_LOOK_S = 0.25  # how often a stalled start is looked at again, to see it write
 REFRESH_DEBOUNCE_S = 0.2  # a refresh waits until the server has been quiet this long...
 REFRESH_MAX_DELAY_S = 2.0  # ...but never longer than this after the first change it serves
 RESOURCE_KINDS = frozenset({"resources", "templates"})
@@ -128,6 +130,11 @@ class SessionOwner(Protocol):
         """Why the session could not start, or was lost."""
         ...
 
+    def session_stalled(self, note: str | None) -> None:
+        """The starting server has written nothing for a while (`note` says what it probably waits
+        for); None: it wrote again, or answered."""
+        ...
+
     def session_ending(self, *, idle: bool) -> None:
         """A ready session stops serving (`idle`: because the lazy server went unused)."""
         ...
@@ -165,6 +172,11 @@ class Session:
         self._family: list[int] = []
         self._ready_at: float | None = None
         self._spawned_pid: int | None = None
+        self._spawned_at: float | None = None
+        self._handshaken = False  # the server answered `initialize`
+        self._stall_watch: anyio.CancelScope | None = None
+        self._stall_ended = False
+        self._stalled = False
         self._server_pid: int | None = None
         self._refresh_kinds: set[str] = set()
         self._refresh_wake = anyio.Event()
@@ -257,12 +269,17 @@ class Session:
             async with anyio.create_task_group() as lender:
                 if isinstance(spec, StdioServerSpec):
                     lender.start_soon(slot.lend_while_idle, self.name, lambda: self._spawned_pid)
+                    lender.start_soon(self._watch_for_stall, spec, stall_after_s(budget))
                 try:
                     await self._connect_in_slot(slot, connect_scope)
                 finally:
                     slot.release()
+                    self._end_stall_watch()
         self._connect_scope = None
         if connect_scope.cancelled_caught and not self.became_ready and not self._stopping:
+            quiet = self._quiet_s(at=connect_scope.deadline)  # not counting the time its process took to end
+            if isinstance(spec, StdioServerSpec) and not self._handshaken and quiet >= stall_after_s(budget):
+                raise TimeoutError(f"did not start within {budget:g} s ({stall_note(spec, quiet)})")
             raise TimeoutError(f"did not start within {budget:g} s")
 
     async def _connect_in_slot(self, slot: StartSlot, connect_scope: anyio.CancelScope) -> None:
@@ -291,6 +308,8 @@ class Session:
         spec = owner.spec
         hooks = self.support.hooks
         async with connecting as client, anyio.create_task_group() as watchers:
+            self._handshaken = True
+            self._end_stall_watch()
             if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
                 # Listen before listing, so no change between the two is missed.
                 await watchers.start(self._listen, client)
@@ -316,8 +335,9 @@ class Session:
             self._family = self._process_family()
             if self._lost and not self._stopping:
                 error = self._lost_reason or "connection lost: the server went away"
-                if self._sink is not None and self._sink.last_line():
-                    error += f" (stderr: {self._sink.last_line()!r})"
+                telling = self._sink.telling_line() if self._sink is not None else None
+                if telling:
+                    error += f" (stderr: {telling!r})"
                 self._fail(error)
             self.client = None
             owner.session_ending(idle=self.went_idle)
@@ -521,6 +541,42 @@ class Session:
 
     def _on_process(self, pid: int) -> None:
         self._spawned_pid = pid
+        self._spawned_at = anyio.current_time()
+
+    # -- a start gone quiet ---------------------------------------------------------------------------
+
+    def _quiet_s(self, at: float | None = None) -> float:
+        """How long, at `at` (default: now), the spawned server had written nothing on stderr (0 before it spawned)."""
+        if self._spawned_at is None:
+            return 0.0
+        last = self._sink.last_output_at if self._sink is not None else None
+        now = anyio.current_time() if at is None else min(at, anyio.current_time())
+        return max(0.0, now - max(self._spawned_at, last or self._spawned_at))
+
+    async def _watch_for_stall(self, spec: StdioServerSpec, after_s: float) -> None:
+        """Until the handshake: report the start as stalled while the server writes nothing for `after_s`."""
+        with anyio.CancelScope() as self._stall_watch:
+            while not (self._handshaken or self._stall_ended):
+                quiet = self._quiet_s()
+                if self._spawned_at is not None and quiet >= after_s and not self._stalled:
+                    self._stalled = True
+                    note = stall_note(spec, quiet)
+                    logger.warning("server %r %s", self.name, note)
+                    self.owner.session_stalled(note)
+                elif quiet < after_s and self._stalled:
+                    self._stalled = False
+                    logger.info("server %r writes again while starting", self.name)
+                    self.owner.session_stalled(None)
+                wait = STALL_LOOK_S if self._stalled or self._spawned_at is None else after_s - quiet
+                await anyio.sleep(max(STALL_LOOK_S, wait))
+
+    def _end_stall_watch(self) -> None:
+        self._stall_ended = True
+        if self._stall_watch is not None:
+            self._stall_watch.cancel()
+        if self._stalled:
+            self._stalled = False
+            self.owner.session_stalled(None)
 
     def _on_stderr(self, server: str, line: str) -> None:
         events = self.support.events
@@ -593,9 +649,9 @@ class Session:
 
     def _record_failure(self, exc: BaseException, *, started: float) -> None:
         reason = describe_failure(exc)
-        tail = self.stderr_tail
-        if tail:
-            reason += f" (stderr, last line: {tail[-1]!r})"
+        telling = self._sink.telling_line() if self._sink is not None else None
+        if telling:
+            reason += f" (stderr: {telling!r})"
         self._fail(reason if not self.became_ready else f"connection lost: {reason}")
         if not self.became_ready and not self._stopping:
             logger.warning(

@@ -29,8 +29,7 @@ provider records it, directly under ours when none does.
 Nothing here runs unless asked: no layer is added to a station that was not instrumented, and
 `instrument_from_config` honours `[telemetry] enabled`.
 
-Long because the tracing layer, the metrics layer and the gateway hook share the semantic
-conventions' attribute tables and must stay in step with each other.
+The tracing layer, the metrics layer and the gateway hook share the attribute tables below.
 """
 
 from __future__ import annotations

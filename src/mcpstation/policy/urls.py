@@ -9,8 +9,7 @@ against `addresses.blocked_reason`. A name that does not resolve is refused (fai
 The verdict lists the addresses it checked, so a caller that connects (the guarded fetch server)
 connects to one of those and never asks DNS a second time.
 
-Long because the guard's steps (parse, normalise, resolve, judge each address) share the rules'
-tables and must be read together to be trusted.
+The guard's steps, in order: parse, normalise, resolve, judge each address.
 """
 
 from __future__ import annotations

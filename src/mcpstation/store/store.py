@@ -9,10 +9,7 @@ one `INSERT ... ON CONFLICT` or a row locked first, so two stations on one datab
 over each other. Every durable change also appends a numbered row to the change log in the same
 transaction, tagged with this store's replica id, so every running station can follow it.
 
-Long because it is the store's whole API: one short method per durable operation, each a
-transaction over the helpers in the `_*.py` modules beside it (pins, OAuth, the catalog cache and
-the change log in `_pins`, `_oauth`, `_catalog` and `_changes`, the transaction seam in
-`_transactions`).
+One method per durable operation, each a transaction over the `_*.py` helpers beside it.
 """
 
 from __future__ import annotations

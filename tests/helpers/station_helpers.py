@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from _processes import alive
+
 from mcpstation.config.models import InProcessServerSpec
 from mcpstation.testing.demo_server import build_demo_server
 

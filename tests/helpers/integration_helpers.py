@@ -14,7 +14,7 @@ from mcpstation import Caller, Face, InProcessServerSpec, Role, Station, Station
 from mcpstation.testing._media import beep_wav, red_square_png
 from mcpstation.testing.demo_server import build_demo_server
 
-PAYLOADS = Path(__file__).parent / "payloads"
+PAYLOADS = Path(__file__).resolve().parents[1] / "integrations" / "payloads"
 RED_SQUARE_PNG = red_square_png()
 BEEP_WAV = beep_wav()
 USER = Caller("test-user", Role.USER, Face.LLM)
