@@ -185,3 +185,20 @@ async def test_an_idle_users_connection_is_closed_and_the_next_call_opens_anothe
         shared = world.station.connection("jira")
         assert shared.is_ready  # the shared connection is supervised as before, untouched
         assert (await world.station.call_tool(name, {}, caller=alice)).outcome is Outcome.OK
+
+
+async def test_a_reload_that_changes_the_entry_closes_its_users_connections(tmp_path: Path):
+    async with world_with_upstream(tmp_path) as (world, _):
+        name = whoami(world)
+        alice = signed_in(world, "alice", await world.token("alice", USERS))
+        assert (await world.station.call_tool(name, {}, caller=alice)).outcome is Outcome.OK
+        user = (world.idp.issuer, "alice")
+        [opened] = world.station.user_connections.open_for(user)
+        config = world.station.config
+        changed = config.servers[0].model_copy(update={"call_timeout_s": 30.0})
+        await world.station.reload(config.model_copy(update={"servers": (changed,)}))
+        with anyio.fail_after(WAIT_S):
+            await opened.wait_stopped()
+        assert (await world.station.call_tool(name, {}, caller=alice)).outcome is Outcome.OK
+        [reopened] = world.station.user_connections.open_for(user)
+        assert reopened is not opened and reopened.spec.call_timeout_s == 30.0
