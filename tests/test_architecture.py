@@ -19,7 +19,8 @@ LEAVES = {"outcomes", "errors", "file_lock"}
 _BASE = LEAVES | {"config"}
 _PARTS = _BASE | {"catalog", "catalog_cache", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
 _STATION = _PARTS | {
-    "roster", "pool", "live_catalog", "status", "dynamic", "follower", "management", "station", "codemode"
+    "roster", "pool", "user_pool", "live_catalog", "status", "dynamic", "follower", "management", "station",
+    "codemode",
 }  # fmt: skip
 
 # What each layer may import from mcpstation (besides itself), bottom to top.
@@ -42,6 +43,7 @@ ALLOWED: dict[str, set[str]] = {
     "codemode": _BASE | {"catalog", "pipeline"},
     "roster": _BASE | {"store"},
     "pool": _BASE | {"connection", "events"},
+    "user_pool": _BASE | {"connection", "host", "pipeline"},
     "live_catalog": _PARTS | {"pool", "roster"},
     "status": _PARTS | {"pool", "roster"},
     "dynamic": _PARTS | {"pool", "roster", "live_catalog", "status"},

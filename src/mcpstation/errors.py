@@ -14,7 +14,8 @@ StationError                      exit_code 1
 │   ├── CallTimeout                       4
 │   ├── MessageTooLarge                   4   the answer is over a hard cap
 │   ├── InvalidResult                     4   the answer breaks the protocol or the tool's schema
-│   └── RemoteError (.code)               4   the server answered with a JSON-RPC error
+│   ├── RemoteError (.code)               4   the server answered with a JSON-RPC error
+│   └── UpstreamIdentityError (.problem)  4   a server that sees each user cannot see this caller
 ├── UsageError                            2   the caller misused the API or CLI
 └── StoreError                            1   the store (database) refused or failed a change
     ├── StoreConflict (.name)             1   the name is taken (maybe by another station just now)
@@ -28,6 +29,7 @@ cannot be a result (configuration, start-up, misuse, the CLI).
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from typing import ClassVar
 
@@ -148,6 +150,23 @@ class RemoteError(CallError):
 
     def __init__(self, message: str, *, tool: str, server: str | None = None, code: int | None = None) -> None:
         self.code = code
+        super().__init__(message, tool=tool, server=server)
+
+
+class IdentityProblem(enum.StrEnum):
+    """Why a server that sees each user (`auth.upstream`) cannot be reached as the caller."""
+
+    NOT_SIGNED_IN = "not_signed_in"  # the caller holds no identity provider token to act on
+    NO_TOKEN = "no_token"  # the upstream's authorization server gave no token for the caller
+
+
+class UpstreamIdentityError(CallError):
+    """A server that sees each user cannot be reached as this caller; never retried with other credentials."""
+
+    outcome = Outcome.REFUSED
+
+    def __init__(self, message: str, problem: IdentityProblem, *, tool: str, server: str | None = None) -> None:
+        self.problem = problem
         super().__init__(message, tool=tool, server=server)
 
 

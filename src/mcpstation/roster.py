@@ -33,7 +33,7 @@ class Standing(enum.StrEnum):
     DISABLED = "DISABLED"
     SHADOWED = "SHADOWED"  # a static server of the same name wins
     PENDING = "PENDING"  # waiting for an operator's approval
-    REFUSED = "REFUSED"  # policy no longer allows it, or (a client's entry) it cannot run as written
+    REFUSED = "REFUSED"  # policy no longer allows it, it cannot run as written, or needs what the station lacks
 
 
 _ORIGIN_ORDER = {Origin.HOST: 0, Origin.STATIC: 1, Origin.DYNAMIC: 2}
@@ -123,9 +123,11 @@ class ServerRoster:
             previous = self.get(spec.name)
             shadowed = (hidden or {}).get(spec.name) or (previous.shadowed if previous is not None else None)
             standing = Standing.ACTIVE if spec.enabled else Standing.DISABLED
-            if spec.unusable is not None:  # a client's entry that cannot run as written: listed with why
+            # a client's entry that cannot run as written, or a feature the station lacks: listed with why
+            reason = spec.unusable or spec.unsupported
+            if reason is not None:
                 standing = Standing.REFUSED
-            entry = RosterEntry(spec, Origin.STATIC, standing, reason=spec.unusable, shadowed=shadowed)
+            entry = RosterEntry(spec, Origin.STATIC, standing, reason=reason, shadowed=shadowed)
             self.put(entry, position=position)
 
     def apply_static(self, specs: Sequence[AnyServerSpec]) -> list[str]:

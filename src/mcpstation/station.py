@@ -50,6 +50,8 @@ from mcpstation.errors import ServerUnavailable, UsageError
 from mcpstation.events import EventHub, StationEvent
 from mcpstation.follower import ChangeFollower
 from mcpstation.host import Host
+from mcpstation.host.oauth.exchange import UpstreamTokens
+from mcpstation.host.oauth.upstream_hooks import SharedIdentityHooks
 from mcpstation.live_catalog import LiveCatalog
 from mcpstation.management import MANAGEMENT_SERVER, MANAGEMENT_TOOLS, management_spec
 from mcpstation.pinning import ToolPins
@@ -76,6 +78,7 @@ from mcpstation.policy import UrlGuard, classify_command
 from mcpstation.pool import ConnectionPool, StartPlan
 from mcpstation.roster import Origin, RosterEntry, ServerRoster
 from mcpstation.status import ReloadReport, ServerStatus, StationStatus, offline_reason, station_status
+from mcpstation.user_pool import UserConnections
 
 if TYPE_CHECKING:
     from mcpstation.store import Store
@@ -118,7 +121,16 @@ class Station:
         self.store = store
         self.events = EventHub()
         self.roster = ServerRoster()
-        self.pool = ConnectionPool(config.station, hooks=self.hooks, events=self.events, on_change=self._changed)
+        self.upstream_tokens = UpstreamTokens()
+        self.pool = ConnectionPool(
+            config.station,
+            hooks=SharedIdentityHooks(self.hooks, self.upstream_tokens),
+            events=self.events,
+            on_change=self._changed,
+        )
+        self.user_connections = UserConnections(
+            self.roster.spec, lambda: self.config.station, self.hooks, self.upstream_tokens
+        )
         self._start_plan = start
         mode = config.policy.tool_pinning
         pins = ToolPins(store, mode) if store is not None and mode != "off" else None
@@ -183,7 +195,12 @@ class Station:
         specs = [*(entry.spec for entry in self.roster), *self.config.servers]
         guarded = self.dynamic is not None or any(needs_url_guard(spec) for spec in specs)
         handler = assemble(
-            route=Router(self.pool.get, self._offline_reason, answers={RequestKind.RUN_CODE: self._code_runner}),
+            route=Router(
+                self.pool.get,
+                self._offline_reason,
+                answers={RequestKind.RUN_CODE: self._code_runner},
+                per_user=self.user_connections.connection_for,
+            ),
             visibility=self.visibility,
             bounds=Bounds(lambda: self.config.station, self._server_cap),
             audit=self._audit,
@@ -255,7 +272,9 @@ class Station:
         stack.push_async_callback(self._close, task_group)
         self._exit_stack, self._task_group = stack, task_group
         self.pool.bind(task_group)
+        self.user_connections.bind(task_group)
         task_group.start_soon(self.live_catalog.watch, name="mcpstation catalog watcher")
+        task_group.start_soon(self.user_connections.close_idle, name="mcpstation per-user connections")
         try:
             await self._start()
         except BaseException:
@@ -284,7 +303,8 @@ class Station:
         finally:
             self._task_group = None
             self.pool.bind(None)
-            task_group.cancel_scope.cancel()  # the catalog watcher; everything else has ended
+            self.user_connections.bind(None)
+            task_group.cancel_scope.cancel()  # the catalog watcher and the idle closer; everything else has ended
 
     async def _start(self) -> None:
         assert self._task_group is not None
@@ -372,6 +392,7 @@ class Station:
                 await self.follower.stop()
             with anyio.move_on_after(CACHE_SAVE_S):
                 await self.live_catalog.save_listings()
+            await self.user_connections.shutdown()
             await self.pool.shutdown()
             if self._audit is not None:
                 await self._audit.close()
@@ -402,6 +423,7 @@ class Station:
         self._url_guard = UrlGuard.from_policy(config.policy)
         self.pool.apply_settings(config.station, keep=unchanged)
         shadowed = self.roster.apply_static(config.servers)
+        self.user_connections.close_server([*removed, *changed, *shadowed])
         await self.pool.stop([*removed, *changed, *shadowed])
         self.requests = self._compose()
         launched = [self.pool.launch(after[name]) for name in after if name in added or name in changed]
@@ -417,7 +439,7 @@ class Station:
     def _runnable_static(self, config: StationConfig) -> dict[str, AnyServerSpec]:
         if not config.enabled:
             return {}
-        return {spec.name: spec for spec in config.servers if spec.enabled}
+        return {spec.name: spec for spec in config.servers if spec.enabled and spec.unsupported is None}
 
     # -- what the station offers -------------------------------------------------------------------
 

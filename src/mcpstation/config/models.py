@@ -78,6 +78,12 @@ class _Frozen(BaseModel):
 # -- identity: the station as an OAuth 2.1 resource server ([auth]), and each server's [servers.NAME.auth] --
 
 UpstreamAuthMode = Literal["shared", "token-exchange", "user-oauth"]
+USER_OAUTH_UNSUPPORTED = (
+    "user-oauth is not supported yet: the station cannot have each user authorize server {name!r} "
+    "(per-user PKCE sign-in, tokens sealed per user, single-flight refresh are missing), and it never "
+    'reaches such a server as nobody. Use upstream = "token-exchange" if its authorization server '
+    'exchanges tokens (RFC 8693), or "shared" for one account for everyone.'
+)
 _HTTP_SCHEMES = ("http://", "https://")
 DEFAULT_JWT_ALGORITHMS = ("RS256", "PS256", "ES256", "EdDSA")
 _ASYMMETRIC_JWT_ALGORITHMS = frozenset(
@@ -262,6 +268,13 @@ class _ServerBase(_Frozen):
         return data
 
     auth: ServerAuth = Field(default_factory=ServerAuth, description="Who may use it; as whom the upstream sees calls.")
+
+    @property
+    def unsupported(self) -> str | None:
+        """Why the station cannot run this entry as configured (a feature it does not have yet), or None."""
+        if self.auth.upstream == "user-oauth":
+            return USER_OAUTH_UNSUPPORTED.format(name=self.name)
+        return None
 
     @model_validator(mode="after")
     def _per_user_upstream_over_http(self) -> Self:

@@ -5,6 +5,9 @@ the result type of its kind, as the kind's row in `kinds.py` says; a kind the st
 itself goes to its handler (`answers`) instead. Every station error on the way becomes a result with that error's
 own `outcome`; nothing here, or above, reads an error's message to learn what happened.
 
+A server that sees each user (`auth.upstream`) is reached over the caller's own connection, which
+`per_user` opens (or refuses, typed, when the caller cannot be seen); any other over its shared one.
+
 A request for a lazy server between runs starts it: the request waits for it within its own
 budget (its timeout, else the server's call timeout) and runs with what is left.
 """
@@ -12,7 +15,7 @@ budget (its timeout, else the server's call timeout) and runs with what is left.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -24,11 +27,15 @@ from mcpstation.config.models import InProcessServerSpec
 from mcpstation.connection import ServerConnection
 from mcpstation.errors import CallError, RemoteError, ServerError
 from mcpstation.outcomes import Outcome
-from mcpstation.pipeline.kinds import KINDS, RequestKind
+from mcpstation.pipeline.kinds import KINDS, RequestKind, Upstream
 from mcpstation.pipeline.request import Handler, Request
 
 CALLER_META_KEY = "io.mcpstation/caller"
 """`_meta` key carrying the caller to the station's own in-process servers (never to others)."""
+
+PerUserConnection = Callable[[Request], Awaitable[ServerConnection | None]]
+"""The caller's own ready connection to the request's server; None: the server is reached over its
+shared connection. Raises a `CallError` or `ServerError` to refuse."""
 
 MIN_CALL_S = 1.0  # what a request that waited for its server to start keeps at least for the call itself
 
@@ -45,11 +52,13 @@ class Router:
         offline_reason: Callable[[str], str | None],
         *,
         answers: Mapping[RequestKind, Handler] | None = None,
+        per_user: PerUserConnection | None = None,
     ) -> None:
         """`answers`: the handlers of the kinds the station answers itself (their row has no `operation`)."""
         self._connection_of = connection_of
         self._offline_reason = offline_reason
         self._answers = dict(answers or {})
+        self._per_user = per_user
 
     async def __call__(self, request: Request) -> AnyResult:
         upstream = KINDS[request.kind].upstream
@@ -58,8 +67,18 @@ class Router:
             if answer is None:
                 return request.fail(Outcome.UNAVAILABLE, f"this station does not answer {request.kind} requests")
             return await answer(request)
-        connection = self._connection_of(request.server)
         started = time.perf_counter()
+        if self._per_user is not None:
+            try:
+                own = await self._per_user(request)
+            except (CallError, ServerError) as exc:
+                return request.fail(exc.outcome, str(exc), duration_s=time.perf_counter() - started)
+            if own is not None:
+                if not own.is_ready:
+                    reason = f"server {request.server!r} is not connected for this caller ({own.error or own.state})"
+                    return request.fail(Outcome.UNAVAILABLE, reason)
+                return await self._send(request, own, upstream, request.timeout_s, started)
+        connection = self._connection_of(request.server)
         timeout_s = request.timeout_s
         if connection is not None and connection.is_dormant:
             budget = timeout_s or connection.call_timeout_s
@@ -69,6 +88,16 @@ class Router:
         if connection is None or not connection.is_ready:
             reason = self._offline_reason(request.server) or f"server {request.server!r} is not running"
             return request.fail(Outcome.UNAVAILABLE, reason)
+        return await self._send(request, connection, upstream, timeout_s, started)
+
+    async def _send(
+        self,
+        request: Request,
+        connection: ServerConnection,
+        upstream: Upstream,
+        timeout_s: float | None,
+        started: float,
+    ) -> AnyResult:
         own = isinstance(connection.spec, InProcessServerSpec)  # the station's own servers are told the caller
         try:
             raw = await connection.request(

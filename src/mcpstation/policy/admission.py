@@ -34,6 +34,8 @@ class Gate(StrEnum):
     URL_NOT_LISTED = "url_not_listed"
     URL_REFUSED = "url_refused"  # the SSRF guard said no
     URL_ALLOWED = "url_allowed"
+    UNSUPPORTED = "unsupported"  # it needs what the station cannot do yet (`ServerSpec.unsupported`)
+    PER_USER_FROM_CONFIG = "per_user_from_config"  # users' tokens go only where the operator's config says
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +53,15 @@ class Admission:
 
 async def admit(spec: ServerSpec, policy: PolicySettings, *, guard: UrlGuard | None = None) -> Admission:
     """Judge `spec` as a server added at run time. Classifying never runs or connects anything."""
+    if spec.unsupported is not None:
+        return Admission(Verdict.DENY, spec.unsupported, Gate.UNSUPPORTED)
+    if spec.auth.upstream != "shared":
+        return Admission(
+            Verdict.DENY,
+            f"a server reached as each user (auth.upstream {spec.auth.upstream!r}) comes only from the config: "
+            "the station would send every user's own token to the authorization server it names",
+            Gate.PER_USER_FROM_CONFIG,
+        )
     if isinstance(spec, StdioServerSpec):
         return admit_command(spec, policy)
     return await _admit_url(spec.url, policy, guard)

@@ -1,0 +1,214 @@
+"""`UserConnections`: each signed-in user's own connection to a server that sees each user.
+
+A server with `[servers.NAME.auth] upstream = "token-exchange"` is reached by each user as
+themselves: the router asks `connection_for(request)` before it sends, and gets the connection of
+`(caller's issuer and subject, server)`, opened on demand (once for all of that user's concurrent
+requests) and closed once it has gone the server's `idle_stop_s` without requests. Every HTTP
+request on it carries a token exchanged (RFC 8693) for that user's own access token, which stays
+in memory here only as long as the connection lives, and is never sent upstream.
+
+Before a request is sent the token is exchanged (or found in the cache), so a failed exchange is
+the request's typed refusal (`UpstreamIdentityError`), never a connection failure, and never a
+fallback to the server's shared credentials. A caller who did not sign in with an identity
+provider (the library, the CLI, a station token) is refused with that reason.
+
+These connections are the shared connection's siblings, not its replacement: the pool still
+supervises the shared one, which lists the catalog; nothing here touches it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Iterable
+
+import anyio
+from anyio.abc import TaskGroup
+from pydantic import SecretStr
+
+from mcpstation.config.models import AnyServerSpec, StationSettings
+from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
+from mcpstation.errors import IdentityProblem, ServerUnavailable, UpstreamIdentityError, UsageError
+from mcpstation.host.oauth.exchange import TokenClient, TokenFailure, TokenKey, UpstreamTokenError, UpstreamTokens
+from mcpstation.host.oauth.minted import MintedTokenAuth
+from mcpstation.host.oauth.upstream_hooks import UserHooks, per_user_spec, token_client, upstream_resource
+from mcpstation.pipeline import Request
+
+logger = logging.getLogger(__name__)
+
+STOP_TIMEOUT_S = 10.0  # bound on closing every user's connections at shutdown
+UserKey = tuple[tuple[str, str], str]  # ((issuer, subject), server)
+
+
+class _Subject:
+    """A user's newest own access token, held for their connection while it lives."""
+
+    __slots__ = ("token",)
+
+    def __init__(self, token: SecretStr | None = None) -> None:
+        self.token = token
+
+
+class UserConnections:
+    """The per-user connections of the station's token-exchange servers."""
+
+    def __init__(
+        self,
+        spec_of: Callable[[str], AnyServerSpec | None],
+        settings: Callable[[], StationSettings],
+        hooks: SessionHooks,
+        tokens: UpstreamTokens,
+    ) -> None:
+        self._spec_of = spec_of
+        self._settings = settings
+        self._hooks = hooks
+        self.tokens = tokens
+        self._connections: dict[UserKey, ServerConnection] = {}
+        self._subjects: dict[UserKey, _Subject] = {}  # each connection's user's newest own token
+        self._locks: dict[UserKey, anyio.Lock] = {}
+        self._task_group: TaskGroup | None = None
+        self._opened = anyio.Event()
+
+    def bind(self, task_group: TaskGroup | None) -> None:
+        self._task_group = task_group
+
+    def __len__(self) -> int:
+        return len(self._connections)
+
+    def open_for(self, user: tuple[str, str]) -> list[ServerConnection]:
+        """`user`'s open connections."""
+        return [c for (who, _), c in self._connections.items() if who == user]
+
+    # -- the router's question ----------------------------------------------------------------------
+
+    async def connection_for(self, request: Request) -> ServerConnection | None:
+        """The caller's own connection to `request.server`, ready; None when that server is reached
+        over its shared connection.
+
+        Raises:
+            UpstreamIdentityError: the caller did not sign in, or no token could be had for them.
+            ServerUnavailable: the caller's connection could not be opened.
+        """
+        spec = self._spec_of(request.server)
+        client = token_client(spec) if spec is not None else None
+        if spec is None or client is None:
+            return None
+        principal = request.caller.principal
+        if principal is None or not principal.from_identity_provider or principal.subject_token is None:
+            raise UpstreamIdentityError(
+                f"server {spec.name!r} is reached as each signed-in user (token exchange): sign in with "
+                f"the organisation's identity provider to use it; a station token or a local caller cannot",
+                IdentityProblem.NOT_SIGNED_IN,
+                tool=request.target,
+                server=spec.name,
+            )
+        key: UserKey = (principal.key, spec.name)
+        subject = self._subjects.setdefault(key, _Subject())
+        subject.token = principal.subject_token  # the newest of the user's tokens is what gets exchanged
+        token_key = TokenKey(principal.key, upstream_resource(spec), spec.auth.scopes)
+        try:
+            await self.tokens.exchange(client, token_key, principal.subject_token)
+        except UpstreamTokenError as exc:
+            raise UpstreamIdentityError(
+                f"server {spec.name!r}: no token for {principal.subject!r} ({exc.failure}): {exc}",
+                IdentityProblem.NO_TOKEN,
+                tool=request.target,
+                server=spec.name,
+            ) from exc
+        connection = await self._opened_for(key, per_user_spec(spec), subject, client, token_key)
+        with anyio.move_on_after(connection.startup_budget_s):
+            await connection.settled.wait()
+        if not connection.is_ready and connection.state in (ConnectionState.FAILED, ConnectionState.STARTING):
+            self._close(key, connection)
+            raise ServerUnavailable(
+                f"server {spec.name!r} could not be reached as {principal.subject!r}: "
+                f"{connection.error or 'it did not start in time'}",
+                server=spec.name,
+            )
+        return connection
+
+    async def _opened_for(
+        self, key: UserKey, wanted: AnyServerSpec, subject: _Subject, client: TokenClient, token_key: TokenKey
+    ) -> ServerConnection:
+        """`key`'s connection, opened unless one for `wanted` is open already (once for all who ask)."""
+        connection = self._connections.get(key)
+        if connection is not None and self._usable(connection, wanted):
+            return connection
+        async with self._locks.setdefault(key, anyio.Lock()):
+            connection = self._connections.get(key)
+            if connection is not None and self._usable(connection, wanted):
+                return connection
+            if connection is not None:  # its server's entry changed, or it failed
+                token = subject.token
+                self._close(key, connection)  # forgets its holder
+                subject = self._subjects.setdefault(key, _Subject(token))
+            return self._open(key, wanted, subject, client, token_key)
+
+    @staticmethod
+    def _usable(connection: ServerConnection, wanted: AnyServerSpec) -> bool:
+        return connection.spec == wanted and not connection.stopping and connection.state is not ConnectionState.FAILED
+
+    def _open(
+        self, key: UserKey, spec: AnyServerSpec, subject: _Subject, client: TokenClient, token_key: TokenKey
+    ) -> ServerConnection:
+        if self._task_group is None:
+            raise UsageError("the station is not running: use `async with Station(...) as station:`")
+
+        async def mint() -> SecretStr:
+            token = subject.token
+            if token is None:  # the connection is closing: nothing to act on
+                raise UpstreamTokenError("the user's connection is closed", TokenFailure.UNREACHABLE)
+            return await self.tokens.exchange(client, token_key, token)
+
+        auth = MintedTokenAuth(mint, lambda token: self.tokens.forget(token_key, token), server=spec.name)
+        connection = ServerConnection(spec, self._settings(), hooks=UserHooks(self._hooks, auth))
+        self._connections[key] = connection
+        logger.info("server %r: opening a connection for %r", spec.name, key[0][1])
+        self._task_group.start_soon(connection.run, name=f"mcpstation server {spec.name!r} for a user")
+        self._opened.set()
+        return connection
+
+    def _close(self, key: UserKey, connection: ServerConnection) -> None:
+        connection.stop()
+        if self._connections.get(key) is connection:
+            del self._connections[key]
+            subject = self._subjects.pop(key, None)
+            if subject is not None:
+                subject.token = None
+
+    # -- closing ------------------------------------------------------------------------------------
+
+    async def close_idle(self) -> None:
+        """Close each connection once it has gone its server's `idle_stop_s` without requests; runs
+        for the station's life (in its task group)."""
+        while True:
+            wait_s = math.inf
+            for key, connection in list(self._connections.items()):
+                if connection.state is ConnectionState.STARTING:  # not used yet: its idle time has not begun
+                    wait_s = min(wait_s, connection.idle_stop_s)
+                    continue
+                remaining = connection.idle_remaining_s()
+                if connection.state is ConnectionState.FAILED or (remaining is not None and remaining <= 0):
+                    logger.info("server %r: closing the idle connection of %r", connection.name, key[0][1])
+                    self._close(key, connection)
+                    continue
+                wait_s = min(wait_s, remaining if remaining is not None else connection.idle_stop_s)
+            with anyio.move_on_after(wait_s):
+                await self._opened.wait()
+                self._opened = anyio.Event()
+
+    def close_server(self, names: Iterable[str]) -> None:
+        """Close every user's connection to these servers (removed or changed by a reload)."""
+        gone = set(names)
+        for key, connection in list(self._connections.items()):
+            if key[1] in gone:
+                self._close(key, connection)
+
+    async def shutdown(self) -> None:
+        """Close every user's connection, bounded by `STOP_TIMEOUT_S`."""
+        connections = list(self._connections.items())
+        for key, connection in connections:
+            self._close(key, connection)
+        with anyio.move_on_after(STOP_TIMEOUT_S):
+            for _, connection in connections:
+                await connection.wait_stopped()
