@@ -119,8 +119,9 @@ async def test_catalog_lists_calls_prompts_and_resources_in_the_library_shapes(t
             note = await user.get("/api/mcp/resources/read", params={"uri": "demo://notes/1"})
             assert note.json()["contents"][0]["text"] == "first note"
             assert (await user.get("/api/mcp/resources/read")).status_code == 400
+            # No listing holds it, and one server offers resources: it is asked, and its own answer comes back.
             unknown = await user.get("/api/mcp/resources/read", params={"uri": "nowhere://x"})
-            assert unknown.status_code == 404 and unknown.json()["type"] == "ToolNotFound"
+            assert unknown.status_code == 502 and "Unknown resource: nowhere://x" in unknown.json()["message"]
 
 
 async def test_openapi_document_is_built_from_the_models_and_lists_every_route(tmp_path: Path):

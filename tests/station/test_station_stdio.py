@@ -58,8 +58,10 @@ async def test_prompts_and_resources_including_templates_are_routed_to_their_own
             assert readme.contents[0].text
             note = await station.read_resource("demo://notes/42")
             assert "42" in note.contents[0].text
+            # No listing holds it and one server offers resources: that server is asked, and says no.
             nowhere = await station.read_resource("nowhere://x")
-            assert nowhere.outcome is Outcome.NOT_FOUND and not nowhere.contents
+            assert nowhere.outcome is Outcome.REMOTE_ERROR and not nowhere.contents
+            assert nowhere.server == "demo" and "Unknown resource: nowhere://x" in (nowhere.error or "")
             typo = await station.get_prompt("mcp_demo_gret")
             assert typo.outcome is Outcome.NOT_FOUND and "Did you mean 'mcp_demo_greet'" in (typo.error or "")
 

@@ -22,6 +22,7 @@ EXCEPTIONS: dict[Outcome, type[Exception]] = {
     Outcome.REFUSED: PermissionError,
     Outcome.TIMEOUT: TimeoutError,
     Outcome.UNAVAILABLE: OSError,
+    Outcome.STORE_DOWN: OSError,  # not sent: the store that records it cannot be reached
     Outcome.CONNECTION_LOST: OSError,
     Outcome.TOO_LARGE: OSError,
     Outcome.TOOL_ERROR: RuntimeError,
