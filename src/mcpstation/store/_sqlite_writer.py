@@ -21,9 +21,9 @@ from sqlalchemy.engine import URL, Connection
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.sql.dml import Insert
 
-from mcpstation.errors import StoreError, UsageError
+from mcpstation.errors import UsageError
 from mcpstation.store._engine import WRITE_OPTION, create_sqlite_sync_engine
-from mcpstation.store._transactions import describe
+from mcpstation.store._transactions import Transactions
 
 T = TypeVar("T")
 
@@ -31,8 +31,9 @@ T = TypeVar("T")
 class SqliteWriter:
     """Inserts and polled reads on one SQLite file, a transaction per call, each in one worker-thread hop."""
 
-    def __init__(self, url: URL, *, label: str) -> None:
+    def __init__(self, url: URL, *, label: str, transactions: Transactions) -> None:
         self.label = label
+        self._transactions = transactions  # its outage is the store's: opened by our failures too, ended by our writes
         self._base = create_sqlite_sync_engine(url)
         self._engine = self._base.execution_options(**{WRITE_OPTION: True})
         self._one = anyio.CapacityLimiter(1)
@@ -45,7 +46,7 @@ class SqliteWriter:
         transaction: all are written or none. The ids come back in the order of `rows`.
 
         Raises:
-            StoreError: the database refused or failed (rolled back).
+            StoreError: the database refused or failed (rolled back); `StoreUnavailable` when it cannot be reached.
             UsageError: the writer is closed.
         """
         if self._closed:
@@ -56,15 +57,17 @@ class SqliteWriter:
                 return [int(value) for value in connection.execute(statement, list(rows)).scalars().all()]
 
         try:
-            return await anyio.to_thread.run_sync(run, limiter=self._one)
+            ids = await anyio.to_thread.run_sync(run, limiter=self._one)
         except (SQLAlchemyError, OSError) as exc:
-            raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
+            raise self._transactions.failure(exc, doing=doing) from exc
+        self._transactions.wrote()
+        return ids
 
     async def insert(self, statement: Insert, rows: Sequence[Mapping[str, Any]], *, doing: str) -> None:
         """Run `statement` (an INSERT) for `rows` in one transaction, as one `executemany`.
 
         Raises:
-            StoreError: the database refused or failed (rolled back).
+            StoreError: the database refused or failed (rolled back); `StoreUnavailable` when it cannot be reached.
             UsageError: the writer is closed.
         """
         if self._closed:
@@ -77,13 +80,14 @@ class SqliteWriter:
         try:
             await anyio.to_thread.run_sync(run, limiter=self._one)
         except (SQLAlchemyError, OSError) as exc:
-            raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
+            raise self._transactions.failure(exc, doing=doing) from exc
+        self._transactions.wrote()
 
     async def read(self, work: Callable[[Connection], T], *, doing: str) -> T:
         """`work(connection)` in one read transaction on a worker thread (a poll, such as the change log's).
 
         Raises:
-            StoreError: the database refused or failed.
+            StoreError: the database refused or failed; `StoreUnavailable` when it cannot be reached.
             UsageError: the writer is closed.
         """
         if self._closed:
@@ -96,7 +100,7 @@ class SqliteWriter:
         try:
             return await anyio.to_thread.run_sync(run, limiter=self._one)
         except (SQLAlchemyError, OSError) as exc:
-            raise StoreError(f"{doing} failed in the store at {self.label}: {describe(exc)}") from exc
+            raise self._transactions.failure(exc, doing=doing) from exc
 
     async def aclose(self) -> None:
         """Refuse new writes, wait for the running one, close the connections. Idempotent."""

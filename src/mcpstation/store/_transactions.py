@@ -71,22 +71,32 @@ class Transactions:
                     async with sessions.begin() as session:
                         yield session
                 except (SQLAlchemyError, OSError) as exc:  # OSError: a PostgreSQL connection refused or reset
-                    reason = describe(exc)
-                    if is_unreachable(exc):
-                        self._went_away(reason)
-                        raise StoreUnavailable(
-                            f"{doing} failed: cannot reach the store at {self.label}: {reason}. "
-                            "Nothing was written; try again once it is back."
-                        ) from exc
-                    raise StoreError(f"{doing} failed in the store at {self.label}: {reason}") from exc
-            if write and not scope.cancelled_caught and self.outage is not None:
-                self._came_back()
+                    raise self.failure(exc, doing=doing) from exc
+            if write and not scope.cancelled_caught:
+                self.wrote()
         finally:
             self._running.discard(scope)
             if self._drained is not None and not self._running:
                 self._drained.set()
         if scope.cancelled_caught:
             raise StoreError(f"{doing} was cut short: the store at {self.label} closed meanwhile (rolled back).")
+
+    def failure(self, exc: SQLAlchemyError | OSError, *, doing: str) -> StoreError:
+        """The error to raise for `exc`, which failed `doing`; one that says the database cannot be
+        reached opens the outage (or brings its reason up to date)."""
+        reason = describe(exc)
+        if is_unreachable(exc):
+            self._went_away(reason)
+            return StoreUnavailable(
+                f"{doing} failed: cannot reach the store at {self.label}: {reason}. "
+                "Nothing was written; try again once it is back."
+            )
+        return StoreError(f"{doing} failed in the store at {self.label}: {reason}")
+
+    def wrote(self) -> None:
+        """A write was committed: the store is reachable, and an open outage ends."""
+        if self.outage is not None:
+            self._came_back()
 
     def _went_away(self, reason: str) -> None:
         if self.outage is None:

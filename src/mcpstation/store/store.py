@@ -128,7 +128,9 @@ class Store:
         self._replica_id = replica_id or default_replica_id()
         self._file = sqlite_file(engine.url)
         # Audit batches on a SQLite file: one worker-thread hop per transaction, not one per step.
-        self._writer = SqliteWriter(engine.url, label=label) if self._file is not None else None
+        self._writer = (
+            SqliteWriter(engine.url, label=label, transactions=self._transactions) if self._file is not None else None
+        )
         self._process_locks = ProcessLocks()
 
     @classmethod
