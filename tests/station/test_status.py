@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import anyio
 import pytest
-from station_helpers import START_TIMEOUT_S, inproc
+from station_helpers import PY, START_TIMEOUT_S, inproc
 
 from mcpstation import Station, StationConfig
+from mcpstation.config import parse_config
 from mcpstation.config.models import StreamableHttpServerSpec
 from mcpstation.outcomes import Outcome
 from mcpstation.status import ReloadReport, ServerState, describe_servers, redacted_target
@@ -58,3 +59,18 @@ def test_a_reload_report_says_what_changed_in_words_and_as_data() -> None:
     assert str(report) == "added d; removed c; restarted b"
     assert str(ReloadReport((), (), (), ("a",))) == "nothing changed"
     assert report.to_dict() == {"added": ["d"], "removed": ["c"], "changed": ["b"], "unchanged": ["a"]}
+
+
+async def test_a_server_whose_variables_are_unset_is_held_with_why_and_the_others_answer() -> None:
+    text = (
+        f'[servers.demo]\ncommand = "{PY}"\nargs = ["-m", "mcpstation.testing.demo_server"]\n'
+        '[servers.github]\ncommand = "npx"\nenv = { TOKEN = "${MCPSTATION_TEST_UNSET_TOKEN}" }\n'
+    )
+    config = parse_config(text, fmt="toml", source="mcpstation.toml", environ={})  # an editor's small environment
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with Station(config) as station:
+            states = {status.name: status for status in station.status().servers}
+            answered = await station.call_tool("mcp_demo_add", {"a": 1, "b": 2})
+    assert states["demo"].state is ServerState.READY and answered.ok
+    assert states["github"].state is ServerState.REFUSED
+    assert "MCPSTATION_TEST_UNSET_TOKEN" in (states["github"].error or "")

@@ -113,7 +113,7 @@ class ForeignFile:
             if reason is None:
                 servers.add(server.fields, server.where, name=server.name, origins=server.origins)
             elif listing:
-                servers.add(_listed_only(server.as_written, reason), server.where, name=server.name)
+                servers.add(listed_only(server.as_written, reason), server.where, name=server.name)
         return out
 
 
@@ -194,7 +194,7 @@ def _as_written(
     return {**written, "enabled": False} if off else written
 
 
-def _listed_only(written: Mapping[str, Any], reason: str) -> dict[str, Any]:
+def listed_only(written: Mapping[str, Any], reason: str) -> dict[str, Any]:
     """A disabled native entry for a server that cannot run: its target as written and the reason."""
     out: dict[str, Any] = {"enabled": False, "unusable": reason}
     title = written.get("title")

@@ -19,7 +19,7 @@ from mcpstation.config._clients import CLIENT_IDS, ClientFormat, client_by_id
 from mcpstation.config._converted import Converted
 from mcpstation.config._detect import allows_comments, detect
 from mcpstation.config._expand import expand
-from mcpstation.config._foreign import ForeignFile, ForeignServer, default_options, read_foreign
+from mcpstation.config._foreign import ForeignFile, ForeignServer, default_options, listed_only, read_foreign
 from mcpstation.config._formats import to_native
 from mcpstation.config._inputs import InputAsker, terminal_asker
 from mcpstation.config._jsonc import has_jsonc_syntax
@@ -107,7 +107,7 @@ def parse_config(
         document, foreign = read_document(text, fmt, source=source, client=client)
         lines = document.lines
         if foreign is None:
-            data = expand(document.data, environ, source=label)
+            data = expand_servers_apart(document.data, environ, label=label)
             converted = to_native(data, lenient_list=fmt != "toml")
         else:
             asker = terminal_asker() if isinstance(ask, _Terminal) else ask
@@ -123,6 +123,45 @@ def parse_config(
         config = anchor_paths(config, Path(workspace or workspace_of(source) or Path(source).expanduser().parent))
     _log_presets(config)
     return config
+
+
+def expand_servers_apart(data: object, environ: Mapping[str, str], *, label: str) -> object:
+    """Our own file with its `${VAR}` references expanded, one server at a time.
+
+    A server whose variables have no value is kept as a disabled entry whose `unusable` names them,
+    and every other server runs, as in a client's file: an editor or the MCP Inspector that starts
+    the gateway with a small environment still gets the servers it can run.
+
+    Raises:
+        MissingVariablesError: a variable outside `servers` has no value, or no enabled server can
+            run (every missing variable named).
+    """
+    try:
+        return expand(data, environ, source=label)
+    except MissingVariablesError as whole:
+        servers = data.get("servers") if isinstance(data, Mapping) else None
+        if not isinstance(data, Mapping) or not isinstance(servers, Mapping):
+            raise
+        try:
+            rest = expand({key: value for key, value in data.items() if key != "servers"}, environ, source=label)
+        except MissingVariablesError:
+            raise whole from None
+        kept: dict[str, object] = {}
+        runnable = False
+        for name, server in servers.items():
+            try:
+                kept[name] = expand(server, environ, source=label)
+            except MissingVariablesError as missing:
+                if not isinstance(server, Mapping):
+                    raise whole from None
+                reason = f"environment variable(s) not set: {', '.join(missing.names)}."
+                logger.warning("%s: server %r cannot run and is left out: %s", label, name, reason)
+                kept[name] = listed_only(server, reason)
+            else:
+                runnable = runnable or not (isinstance(server, Mapping) and server.get("enabled") is False)
+        if not runnable:
+            raise whole from None
+        return {**rest, "servers": kept}
 
 
 def anchor_paths(config: StationConfig, base: Path) -> StationConfig:
