@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-import anyio
 import httpx2
-import uvicorn
 from mcp.server.mcpserver import MCPServer
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
-
-START_TIMEOUT_S = 15.0  # uvicorn on loopback accepting connections
 
 
 class ProtectedServer:
@@ -75,30 +68,6 @@ class ProtectedServer:
             metadata = f"{base}/.well-known/oauth-protected-resource/mcp"
             return Response(status_code=401, headers={"WWW-Authenticate": f'Bearer resource_metadata="{metadata}"'})
         return Response(status_code=404)
-
-
-class _Uvicorn(uvicorn.Server):
-    def __init__(self, config: uvicorn.Config) -> None:
-        super().__init__(config)
-        self.ready = anyio.Event()
-
-    async def startup(self, sockets: Any = None) -> None:
-        await super().startup(sockets)
-        self.ready.set()
-
-
-@asynccontextmanager
-async def serving(app: ProtectedServer) -> AsyncIterator[str]:
-    """Serve `app` on 127.0.0.1 at a free port; yields its `/mcp` URL."""
-    server = _Uvicorn(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    async with anyio.create_task_group() as group:
-        group.start_soon(server.serve)
-        with anyio.fail_after(START_TIMEOUT_S):
-            await server.ready.wait()
-        try:
-            yield f"http://127.0.0.1:{server.servers[0].sockets[0].getsockname()[1]}/mcp"
-        finally:
-            server.should_exit = True
 
 
 async def consenting_browser(authorization_url: str) -> None:

@@ -14,8 +14,9 @@ from pathlib import Path
 import anyio
 import httpx2
 import pytest
+from gateway_helpers import serve_http
 from mcp.client import Client
-from protected_server import ProtectedServer, consenting_browser, serving
+from protected_server import ProtectedServer, consenting_browser
 
 from mcpstation.config.models import OAuthSettings, SseServerSpec, StreamableHttpServerSpec
 from mcpstation.connection._errors import leaf_errors
@@ -70,7 +71,7 @@ async def test_an_internal_authorization_server_is_refused_before_any_request(
     async def nobody(url: str) -> None:
         raise AssertionError("the flow reached authorization")
 
-    async with serving(ProtectedServer(authorization_server)) as url:
+    async with serve_http(ProtectedServer(authorization_server)) as url:
         watched = Watched(url)
         spec = spec_for(url, transport)
         context = TransportContext(auth=OAuthProviders(tmp_path, redirect_handler=nobody)(spec), request_guard=watched)
@@ -89,7 +90,7 @@ async def test_an_internal_authorization_server_is_refused_before_any_request(
 
 
 async def test_an_authorization_server_on_the_servers_own_origin_is_let_through(tmp_path: Path) -> None:
-    async with serving(ProtectedServer(None)) as url:
+    async with serve_http(ProtectedServer(None)) as url:
         watched = Watched(url)
         with anyio.fail_after(FLOW_TIMEOUT_S):
             assert await connect(url, tmp_path, watched) == ["ping"]

@@ -15,9 +15,10 @@ from pathlib import Path
 
 import anyio
 import pytest
+from gateway_helpers import serve_http
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from oauth_world import RESOURCE, AuthWorld, concurrent_gets, consenting_browser, spec
-from protected_server import ProtectedServer, serving
+from protected_server import ProtectedServer
 from protected_server import consenting_browser as loopback_browser
 from pydantic import AnyUrl
 from store_helpers import PG_URL_ENV_VAR, postgres_url, run_admin
@@ -142,7 +143,7 @@ async def test_secrets_are_not_readable_from_status(
     store: Store, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="mcpstation")
-    async with serving(ProtectedServer(None, access_token=SENTINEL)) as url:
+    async with serve_http(ProtectedServer(None, access_token=SENTINEL)) as url:
         server = StreamableHttpServerSpec(name="remote", url=url, oauth=OAuthSettings())
         config = StationConfig(servers=(server,))
         providers = OAuthProviders(tmp_path, store=store, redirect_handler=loopback_browser)
