@@ -129,6 +129,8 @@ def _click_through(station: Station) -> None:
             page.screenshot(path=str(ARTIFACTS / "console-tool-1280.png"), full_page=True)
 
             page.goto(f"{station.url}/#/tools/mcp_extra_get_image")
+            # A hash change renders the view after goto returns: until then "Call tool" is add's button.
+            sync_api.expect(page.locator("#tool-name")).to_have_text("mcp_extra_get_image")
             page.get_by_role("button", name="Call tool").click()
             image = result.locator("img.media")
             sync_api.expect(image).to_be_visible()

@@ -459,10 +459,13 @@
     const button = $("tool-run");
     button.disabled = true;
     body.replaceChildren(h("p", { class: "muted", text: "Calling " + name + "…" }));
+    // A result that arrives after another tool was opened belongs to no panel on screen.
+    const stillShown = () => $("tool").dataset.name === name;
     try {
-      renderResult(await api("POST", "/api/mcp/tools/" + encodeURIComponent(name) + "/call", args));
+      const answer = await api("POST", "/api/mcp/tools/" + encodeURIComponent(name) + "/call", args);
+      if (stillShown()) renderResult(answer);
     } catch (error) {
-      body.replaceChildren(h("p", { class: "bad", text: error.message }));
+      if (stillShown()) body.replaceChildren(h("p", { class: "bad", text: error.message }));
     } finally {
       button.disabled = false;
     }
