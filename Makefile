@@ -92,7 +92,10 @@ test: $(STAMP_TEST) $(STAMP_NPM)
 	$(VENV)/bin/ruff format --check src tests bench
 	@echo "==> mypy --strict src"
 	$(VENV)/bin/mypy --strict src
-	@echo "==> pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)"
+	@echo "==> compileall src tests, then pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)"
+	@# The tests spawn hundreds of interpreters; with PYTHONDONTWRITEBYTECODE set none of them would
+	@# keep its bytecode, and each would compile the package again (about 0.2 s of CPU apiece).
+	$(VPY) -m compileall -q -j 0 src tests >/dev/null
 	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 bench: $(STAMP_TEST) $(STAMP_NPM)

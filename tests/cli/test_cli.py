@@ -10,10 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from _processes import alive, children_of
 
 PY = sys.executable
-TIMEOUT_S = 90
+TIMEOUT_S = 90  # one command; a test runs up to six, one after another
+pytestmark = pytest.mark.timeout(6 * TIMEOUT_S)
 
 
 def write_config(tmp_path: Path, body: str) -> Path:

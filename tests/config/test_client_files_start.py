@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
@@ -51,16 +52,27 @@ EXPECTED: dict[str, dict[str, str]] = {
 }
 
 
-@pytest.fixture
-async def demo_urls(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"  # module-wide, so that the remote demo servers below serve every file of a worker
+
+
+@pytest.fixture(scope="module")
+async def remote_demos() -> AsyncIterator[dict[str, str]]:
+    """One demo server over HTTP and one over SSE for the module: the files only read their lists."""
     async with serve_demo("http") as http, serve_demo("sse") as sse:
-        interpreter_dir = str(Path(sys.executable).parent)
-        monkeypatch.setenv("PATH", interpreter_dir + os.pathsep + os.environ.get("PATH", ""))
-        monkeypatch.setenv("DEMO_HTTP_URL", http.url)
-        monkeypatch.setenv("DEMO_SSE_URL", sse.url)
-        monkeypatch.setenv("DEMO_TOKEN", DEMO_TOKEN)
-        monkeypatch.setenv("MCPSTATION_INPUT_DEMO_TOKEN", DEMO_TOKEN)
         yield {"http": http.url, "sse": sse.url}
+
+
+@pytest.fixture
+def demo_urls(remote_demos: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    interpreter_dir = str(Path(sys.executable).parent)
+    monkeypatch.setenv("PATH", interpreter_dir + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.setenv("DEMO_HTTP_URL", remote_demos["http"])
+    monkeypatch.setenv("DEMO_SSE_URL", remote_demos["sse"])
+    monkeypatch.setenv("DEMO_TOKEN", DEMO_TOKEN)
+    monkeypatch.setenv("MCPSTATION_INPUT_DEMO_TOKEN", DEMO_TOKEN)
+    return remote_demos
 
 
 @pytest.mark.parametrize("fixture", sorted(EXPECTED))

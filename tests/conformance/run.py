@@ -3,7 +3,8 @@
     .venv/bin/python tests/conformance/run.py [--scenario NAME ...] [--jobs N] [--output DIR]
 
 Lists the scenarios (`conformance list --client`), runs each with `conformance client --scenario
-NAME --command '<python> tests/conformance/client.py'`, reads each scenario's `checks.json` and
+NAME --command '<python> -S tests/conformance/forks.py SOCKET'` (client.py, forked from one
+interpreter that imported it: see forks.py), reads each scenario's `checks.json` and
 compares the outcome with `expected-failures.yml` (the harness's baseline format: `scenario` or
 `scenario:check-id` entries under `client:`). Exit 1 on a failure the baseline does not list or on
 a stale baseline entry (listed but passing); 0 otherwise. The last line is `N passed, M failed`
@@ -20,7 +21,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,7 +36,7 @@ sys.path.insert(0, str(REPO_ROOT / "tests" / "helpers"))  # run as a script, out
 from _node import NODE_MODULES, node_bin_dir  # noqa: E402
 
 HARNESS = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-CLIENT = HERE / "client.py"
+FORKS = HERE / "forks.py"  # runs client.py, forked from an interpreter that imported it once
 BASELINE = HERE / "expected-failures.yml"
 SCENARIO_TIMEOUT_MS = 60_000  # what upstream's CI gives each client scenario
 HARNESS_GRACE_S = 60.0  # the harness's own start-up and teardown, beyond the scenario timeout
@@ -81,9 +84,28 @@ def list_scenarios() -> list[str]:
     return [m.group(1) for line in listed.stdout.splitlines() if (m := _SCENARIO_LINE.match(line))]
 
 
-def run_scenario(scenario: str, output: Path) -> Outcome:
-    command = f"{sys.executable} {CLIENT}"
-    if " " in sys.executable or " " in str(CLIENT):
+@contextmanager
+def fork_server() -> Iterator[str]:
+    """`forks.py serve` on a socket in a scratch folder, until the block ends; yields the socket path."""
+    with tempfile.TemporaryDirectory(prefix="mcps-forks-") as scratch:
+        path = str(Path(scratch, "forks.sock"))
+        server = subprocess.Popen(
+            [sys.executable, str(FORKS), "serve", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+        )
+        try:
+            assert server.stdout is not None
+            if server.stdout.readline().strip() != "ready":
+                raise SystemExit(f"the conformance fork server did not start (exit {server.wait()})")
+            yield path
+        finally:
+            server.terminate()
+            server.wait()
+
+
+def run_scenario(scenario: str, output: Path, forks: str) -> Outcome:
+    parts = [sys.executable, "-S", str(FORKS), forks]
+    command = " ".join(parts)
+    if any(" " in part for part in parts):
         raise SystemExit("the harness splits --command on spaces; run from a path without spaces")
     started = time.perf_counter()
     args = ["client", "--command", command, "--scenario", scenario, "--timeout", str(SCENARIO_TIMEOUT_MS)]
@@ -153,18 +175,18 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         scenarios = [s for s in scenarios if s in args.scenario]
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="mcpstation-conformance-") as scratch:
+    with tempfile.TemporaryDirectory(prefix="mcpstation-conformance-") as scratch, fork_server() as forks:
         output = args.output or Path(scratch)
         output.mkdir(parents=True, exist_ok=True)
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            outcomes = list(pool.map(lambda s: run_scenario(s, output), scenarios))
+            outcomes = list(pool.map(lambda s: run_scenario(s, output, forks), scenarios))
         if args.jobs > 1 or args.rerun:
             # Timing-sensitive scenarios (sse-retry) may trip on a busy machine: like upstream's
             # run-client.sh, give an unexpected failure of a parallel run one solo re-run.
             for index, outcome in enumerate(outcomes):
                 if covered(outcome, baseline)[0]:
                     print(f"re-running {outcome.scenario} alone", file=sys.stderr)
-                    outcomes[index] = run_scenario(outcome.scenario, output)
+                    outcomes[index] = run_scenario(outcome.scenario, output, forks)
 
     unexpected_total: list[str] = []
     stale_total: list[str] = []

@@ -16,7 +16,7 @@ import typer
 from mcpstation.cli._exits import EXIT_CALL_FAILED
 from mcpstation.cli._runner import JsonOption, _configure_logging, _emit_json, _Exit, _wants_json, out
 from mcpstation.cli._station import with_station
-from mcpstation.cli._view import ServerVerb
+from mcpstation.cli._view import Needs, ServerVerb
 from mcpstation.errors import StationError, UsageError
 
 if TYPE_CHECKING:
@@ -151,7 +151,9 @@ def _change(verb: ServerVerb, name: str, json_output: bool, actor: str | None, e
             out.print(str(exc), style="red", markup=False)
             raise _Exit(exc.exit_code) from None
 
-    _report(with_station(command, require_server=False, actor=actor), _wants_json(json_output))
+    # The change starts what it changes (an added or enabled server): the rest may stay stopped.
+    changed = with_station(command, needs=Needs.LISTINGS, require_server=False, actor=actor)
+    _report(changed, _wants_json(json_output))
 
 
 @servers_app.command("remove")
