@@ -8,6 +8,7 @@ servers that stayed stopped, to look for it, and says so.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -26,8 +27,6 @@ from mcpstation.cli._view import (
     Shape,
 )
 from mcpstation.errors import UsageError
-from mcpstation.pool import StartPlan
-from mcpstation.status import ServerState
 
 if TYPE_CHECKING:
     from mcpstation.catalog import Catalog
@@ -36,31 +35,36 @@ if TYPE_CHECKING:
     from mcpstation.station import Station
     from mcpstation.store import ActionRecord, CallRecord, Store
 
-PLANS = {Needs.LISTINGS: StartPlan.ON_DEMAND, Needs.SERVERS: StartPlan.SETTLED}
-
 
 @asynccontextmanager
 async def open_local_view(needs: Needs, *, actor: str | None = None) -> AsyncIterator[LocalView]:
     """The store, and a station started as `needs` says (none for `Needs.STORE`), for one command."""
-    caller = cli_caller(actor)
     if needs is Needs.STORE:
         async with await open_store() as store:
-            yield LocalView(store, None, caller)
+            yield LocalView(store, None, actor)
         return
-    async with open_station(PLANS[needs]) as station:
+    from mcpstation.pool import StartPlan  # the station's stack: a store-only command never loads it
+
+    plan = StartPlan.ON_DEMAND if needs is Needs.LISTINGS else StartPlan.SETTLED
+    async with open_station(plan) as station:
         assert station.store is not None
-        yield LocalView(station.store, station, caller)
+        yield LocalView(station.store, station, actor)
 
 
 class LocalView:
-    """`StationView` over a `Station` of this process, as `caller` (the person at the terminal)."""
+    """`StationView` over a `Station` of this process, as `actor` (the person at the terminal)."""
 
     reports_progress = True
 
-    def __init__(self, store: Store, station: Station | None, caller: Caller) -> None:
+    def __init__(self, store: Store, station: Station | None, actor: str | None) -> None:
         self.store = store
         self._station = station
-        self.caller = caller
+        self._actor = actor
+
+    @functools.cached_property
+    def caller(self) -> Caller:
+        """Built on first use: a store-only command never loads the pipeline (nor with it the SDK)."""
+        return cli_caller(self._actor)
 
     @property
     def station(self) -> Station:
@@ -152,6 +156,8 @@ class LocalView:
 
     def _dormant(self) -> list[str]:
         """The servers whose listing serves from the catalog cache while they do not run."""
+        from mcpstation.status import ServerState
+
         return [s.name for s in self.station.status().servers if s.state is ServerState.IDLE]
 
     async def _find(self, what: str, listed: Callable[[Catalog], bool], name: str | None = None) -> None:
