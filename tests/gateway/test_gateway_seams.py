@@ -67,7 +67,8 @@ async def test_a_client_subscribes_through_the_gateway_to_a_uri_no_listing_holds
 
 async def test_an_upstream_protocol_error_stays_one_through_the_gateway() -> None:
     """SEP-2322: a JSON-RPC error from the upstream reaches the client as that error (code, message),
-    not as a tool result; a tool's own error result stays a result."""
+    not as a tool result; a tool's own error result stays a result; a tool the caller does not have
+    is a protocol error; a call the station refuses is a result the model can read."""
     config = StationConfig(servers=[inproc("o", server=build_outcome_server())])
     async with http_gateway(config) as (_station, url), Client(url) as client:
         with anyio.fail_after(CALL_TIMEOUT_S):
@@ -76,7 +77,13 @@ async def test_an_upstream_protocol_error_stays_one_through_the_gateway() -> Non
             assert refused.value.error.code == types.INVALID_PARAMS
             assert refused.value.error.message == "no such widget"
             failed = await client.call_tool("mcp_o_tool_error", {})
-    assert failed.is_error
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool("mcp_o_tool_eror", {})
+            guarded = await client.call_tool("mcp_o_open_page", {})  # no `url`: the argument check refuses
+    assert failed.is_error and failed.content[0].text == "the tool could not do it"
+    assert unknown.value.error.code == types.INVALID_PARAMS
+    assert unknown.value.error.message.startswith("no tool 'mcp_o_tool_eror'. Did you mean 'mcp_o_tool_error'")
+    assert guarded.is_error and "url" in guarded.content[0].text
 
 
 async def test_prompts_and_completions_no_listing_holds_reach_their_owner_through_the_gateway() -> None:
