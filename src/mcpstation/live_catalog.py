@@ -122,7 +122,6 @@ class LiveCatalog:
         """The server a tool name would belong to when the catalog lacks it: one that is not ready
         and listed it last time, else the one whose name prefix it carries."""
         settings = self._settings()
-        best: tuple[int, str] | None = None
         for entry in self.roster.entries():
             spec = entry.spec
             naming = spec.naming or settings.naming
@@ -131,10 +130,21 @@ class LiveCatalog:
                 for tool in connection.listing.tools:
                     if public_name(naming, server=entry.name, namespace=spec.namespace, name=tool.name) == name:
                         return entry.name
-            prefix = name_prefix(naming, server=entry.name, namespace=spec.namespace)
+        best: tuple[int, str] | None = None
+        for server, prefix in self.name_prefixes().items():
             if prefix and name.startswith(prefix) and (best is None or len(prefix) > best[0]):
-                best = (len(prefix), entry.name)
+                best = (len(prefix), server)
         return best[1] if best is not None else None
+
+    def name_prefixes(self) -> dict[str, str | None]:
+        """What every public name of each known server's entries starts with (None: `bare` naming)."""
+        settings = self._settings()
+        return {
+            entry.name: name_prefix(
+                entry.spec.naming or settings.naming, server=entry.name, namespace=entry.spec.namespace
+            )
+            for entry in self.roster.entries()
+        }
 
     async def verify_pins(self) -> None:
         """Check new tool definitions of ready servers against their pins; then publish what passes."""

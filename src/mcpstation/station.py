@@ -45,6 +45,7 @@ from mcpstation.catalog_cache import CatalogCache
 from mcpstation.codemode import CodeRunner, CodeToolBuilder
 from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
+from mcpstation.connection.snapshot import SessionInfo
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
 from mcpstation.errors import ServerUnavailable, UsageError
 from mcpstation.events import EventHub, StationEvent
@@ -62,7 +63,9 @@ from mcpstation.pipeline import (
     Bounds,
     Caller,
     Layer,
+    Offer,
     Pipeline,
+    PromptOwners,
     RequestKind,
     Router,
     StoreGate,
@@ -174,6 +177,7 @@ class Station:
         self._code_tool = CodeToolBuilder(lambda: self.config.code_mode)
         self._code_runner = CodeRunner(lambda: self.requests, lambda: self.config.code_mode)
         self.uri_owners = UriOwners(lambda: self.catalog, self._offering)
+        self.prompt_owners = PromptOwners(lambda: self.catalog, self._offering, self.live_catalog.name_prefixes)
         self.events.add_listener(self._learn_owner)
         self.requests = self._compose()
         self._on_change = on_change
@@ -223,12 +227,13 @@ class Station:
                 code_tool=self._code_tool,
             ),
             uri_owners=self.uri_owners,
+            prompt_owners=self.prompt_owners,
         )
 
-    def _offering(self, subscription: bool) -> list[str]:
-        """The servers ready to take a resource request: with `subscription`, those that can subscribe."""
+    def _offering(self, offer: Offer) -> list[str]:
+        """The servers ready to take a request whose capabilities `offer` it."""
         ready = [(name, c.info) for name, c in self.pool.connections.items() if c.is_ready]
-        return [name for name, info in ready if (info.can_subscribe if subscription else info.offers_resources)]
+        return [name for name, info in ready if _offers(info, offer)]
 
     def _learn_owner(self, event: StationEvent) -> None:
         """A server's update notification names a URI it owns (`pipeline/uri_owner.py`)."""
@@ -672,3 +677,16 @@ class Station:
         ok = connection.is_ready
         message = f"reconnected {name!r}" if ok else f"{name!r} did not come back: {connection.error}"
         return ServerChange(ok, ChangeAction.RELOAD, name, message)
+
+
+def _offers(info: SessionInfo, offer: Offer) -> bool:
+    """Whether a session's capabilities offer what a request needs (`pipeline.uri_owner.Offer`)."""
+    match offer:
+        case Offer.RESOURCES:
+            return info.offers_resources
+        case Offer.SUBSCRIBE:
+            return info.can_subscribe
+        case Offer.PROMPTS:
+            return info.offers_prompts
+        case Offer.COMPLETIONS:
+            return info.offers_completions

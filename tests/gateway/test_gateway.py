@@ -74,8 +74,9 @@ async def test_catalog_calls_progress_prompts_resources_and_completion_pass_thro
 
             failed = await client.call_tool("mcp_a_fail", {"message": "disk on fire"})
             assert failed.is_error and "disk on fire" in failed.content[0].text
-            unknown = await client.call_tool("mcp_c_add", {})
-            assert unknown.is_error
+            with pytest.raises(MCPError) as unknown:  # a tool no server has: a protocol error
+                await client.call_tool("mcp_c_add", {})
+            assert unknown.value.error.code == types.INVALID_PARAMS
 
             prompts = {p.name for p in (await client.list_prompts()).prompts}
             assert {"mcp_a_greet", "mcp_b_greet"} <= prompts

@@ -16,11 +16,13 @@ from pathlib import Path
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from anyio.abc import Process
 from api_helpers import running_api
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from station_helpers import inproc
 
 from mcpstation.store import Store
@@ -75,11 +77,17 @@ async def tool_names(url: str, token: str | None) -> set[str]:
             return {tool.name for tool in (await client.list_tools()).tools}
 
 
-async def call_text(url: str, token: str, tool: str) -> tuple[bool, str]:
+async def call_text(url: str, token: str, tool: str) -> tuple[str, str]:
+    """How the call was answered ("result", "error result", or "invalid params" for a JSON-RPC
+    error with that code) and the answer's text."""
     async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
         async with Client(streamable_http_client(url, http_client=http)) as client:
-            result = await client.call_tool(tool, {"a": 1, "b": 2})
-            return bool(result.is_error), result.content[0].text
+            try:
+                result = await client.call_tool(tool, {"a": 1, "b": 2})
+            except MCPError as exc:
+                kind = "invalid params" if exc.error.code == types.INVALID_PARAMS else f"error {exc.error.code}"
+                return kind, exc.error.message
+            return "error result" if result.is_error else "result", result.content[0].text
 
 
 async def test_standalone_gateway_needs_a_token_and_shows_each_role_its_own_tools(tmp_path: Path):
@@ -102,9 +110,9 @@ async def test_standalone_gateway_needs_a_token_and_shows_each_role_its_own_tool
         seen_by_admin = await tool_names(url, admin)
         assert "mcp_open_add" in seen_by_user and not any(name.startswith("mcp_ops_") for name in seen_by_user)
         assert {"mcp_open_add", "mcp_ops_add"} <= seen_by_admin
-        hidden, text = await call_text(url, user, "mcp_ops_add")
-        assert hidden and text == "no tool 'mcp_ops_add'."
-        assert await call_text(url, admin, "mcp_ops_add") == (False, "3")
+        # Hidden: answered as a tool nobody has, a protocol error (SEP-2322).
+        assert await call_text(url, user, "mcp_ops_add") == ("invalid params", "no tool 'mcp_ops_add'.")
+        assert await call_text(url, admin, "mcp_ops_add") == ("result", "3")
     async with await Store.open(data_dir=tmp_path) as store:
         callers = {(c.server, c.caller) for c in await store.list_calls()}
     assert callers == {("ops", "ops-person")}  # the hidden call never reached anything to audit
@@ -151,6 +159,7 @@ async def test_under_up_a_user_token_uses_the_gateway_within_its_role(tmp_path: 
             seen_by_user = await tool_names(url, api.tokens["user"])
             assert "mcp_open_add" in seen_by_user and "mcp_ops_add" not in seen_by_user
             assert "mcp_ops_add" in await tool_names(url, api.tokens["admin"])
-            assert (await call_text(url, api.tokens["user"], "mcp_ops_add"))[1] == "no tool 'mcp_ops_add'."
+            refused = ("invalid params", "no tool 'mcp_ops_add'.")
+            assert await call_text(url, api.tokens["user"], "mcp_ops_add") == refused
             calls = {(c.server, c.caller) for c in await api.store.list_calls()}
     assert calls == set()

@@ -1,7 +1,8 @@
 """Seams of the gateway. A URI that no listing holds reaches its owner: a downstream client
 subscribes to it, hears its updates, and unsubscribes; an unclear owner is refused with the
-candidates in the error. An upstream's protocol error stays a protocol error. Real in-process
-servers behind a gateway served over HTTP."""
+candidates in the error. So do a prompt name and a completion reference that no listing holds.
+An upstream's protocol error stays a protocol error. Real in-process servers behind a gateway
+served over HTTP."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from gateway_helpers import http_gateway
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from outcome_server import build_outcome_server
+from prompt_server import PromptServer
 from station_helpers import inproc
 from uri_server import UriServer
 
@@ -65,7 +67,8 @@ async def test_a_client_subscribes_through_the_gateway_to_a_uri_no_listing_holds
 
 async def test_an_upstream_protocol_error_stays_one_through_the_gateway() -> None:
     """SEP-2322: a JSON-RPC error from the upstream reaches the client as that error (code, message),
-    not as a tool result; a tool's own error result stays a result."""
+    not as a tool result; a tool's own error result stays a result; a tool the caller does not have
+    is a protocol error; a call the station refuses is a result the model can read."""
     config = StationConfig(servers=[inproc("o", server=build_outcome_server())])
     async with http_gateway(config) as (_station, url), Client(url) as client:
         with anyio.fail_after(CALL_TIMEOUT_S):
@@ -74,4 +77,45 @@ async def test_an_upstream_protocol_error_stays_one_through_the_gateway() -> Non
             assert refused.value.error.code == types.INVALID_PARAMS
             assert refused.value.error.message == "no such widget"
             failed = await client.call_tool("mcp_o_tool_error", {})
-    assert failed.is_error
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool("mcp_o_tool_eror", {})
+            guarded = await client.call_tool("mcp_o_open_page", {})  # no `url`: the argument check refuses
+    assert failed.is_error and failed.content[0].text == "the tool could not do it"
+    assert unknown.value.error.code == types.INVALID_PARAMS
+    assert unknown.value.error.message.startswith("no tool 'mcp_o_tool_eror'. Did you mean 'mcp_o_tool_error'")
+    assert guarded.is_error and "url" in guarded.content[0].text
+
+
+async def test_prompts_and_completions_no_listing_holds_reach_their_owner_through_the_gateway() -> None:
+    alpha = PromptServer("alpha", prompts=("greet",), template="notes://{id}", completions=True)
+    beta = PromptServer("beta", prompts=("greet",), template="files://{id}", completions=True)
+    servers = [inproc(s.name, server=s.server) for s in (alpha, beta)]
+    ask = {"name": "q", "value": ""}
+    async with http_gateway(StationConfig(servers=servers)) as (_station, url), Client(url) as client:
+        with anyio.fail_after(CALL_TIMEOUT_S):
+            got = await client.get_prompt("mcp_beta_secret")  # the naming prefix says whose it is
+            assert got.messages[0].content.text == "beta has secret"
+            by_prefix = await client.complete(types.PromptReference(type="ref/prompt", name="mcp_alpha_secret"), ask)
+            by_template = await client.complete(
+                types.ResourceTemplateReference(type="ref/resource", uri="notes://7"), ask
+            )
+            assert by_prefix.completion.values == by_template.completion.values == ["alpha"]
+            with pytest.raises(MCPError) as unclear:
+                await client.complete(types.ResourceTemplateReference(type="ref/resource", uri="other://{x}"), ask)
+    assert unclear.value.error.code == types.INVALID_PARAMS
+    assert "its owner is not clear" in unclear.value.error.message and "'alpha', 'beta'" in unclear.value.error.message
+    assert beta.gets == ["secret"] and alpha.completed == ["secret", "notes://7"]
+    assert beta.completed == []
+
+
+async def test_an_unclear_prompt_owner_is_a_protocol_error_naming_the_candidates_through_the_gateway() -> None:
+    alpha = PromptServer("alpha", prompts=())
+    beta = PromptServer("beta", prompts=())
+    servers = [inproc(s.name, server=s.server) for s in (alpha, beta)]
+    config = StationConfig(servers=servers, station={"naming": "bare"})
+    async with http_gateway(config) as (_station, url), Client(url) as client:
+        with anyio.fail_after(CALL_TIMEOUT_S), pytest.raises(MCPError) as unclear:
+            await client.get_prompt("secret")
+    assert unclear.value.error.code == types.INVALID_PARAMS
+    assert "'alpha', 'beta' (they offer prompts)" in unclear.value.error.message
+    assert alpha.gets == beta.gets == []

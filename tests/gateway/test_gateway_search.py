@@ -12,6 +12,7 @@ import pytest
 from gateway_helpers import CALL_TIMEOUT_S, http_gateway, push
 from listed_server import build_listed_server, stored_tools
 from mcp.client import Client, ClientRequestContext
+from mcp.shared.exceptions import MCPError
 
 from mcpstation import Caller, Face, InProcessServerSpec, Role, StationConfig
 from mcpstation.pipeline import META_TOOLS
@@ -67,10 +68,14 @@ async def test_a_user_lists_the_search_surface_then_searches_and_calls_through_i
             direct = await client.call_tool("mcp_slack_slack_list_channels", {})  # not on the surface, still callable
             assert not direct.is_error and direct.structured_content["tool"] == "slack_list_channels"
 
+            # The same words both ways: the meta-tool's error result (the model corrects its argument),
+            # and, called directly, the protocol error for a tool the caller does not have.
             hidden_inner = await client.call_tool("mcp_call_tool", {"name": "mcp_github_create_issue", "arguments": {}})
-            hidden_direct = await client.call_tool("mcp_github_create_issue", {})
-            assert hidden_inner.is_error and hidden_direct.is_error
-            assert hidden_inner.content[0].text == hidden_direct.content[0].text == "no tool 'mcp_github_create_issue'."
+            with pytest.raises(MCPError) as hidden_direct:
+                await client.call_tool("mcp_github_create_issue", {})
+            assert hidden_inner.is_error and hidden_direct.value.error.code == types.INVALID_PARAMS
+            assert hidden_inner.content[0].text == hidden_direct.value.error.message
+            assert hidden_direct.value.error.message == "no tool 'mcp_github_create_issue'."
 
             bad = await client.call_tool("mcp_search_tools", {"query": ""})
             assert bad.is_error and "needs `query`" in bad.content[0].text

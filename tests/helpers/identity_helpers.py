@@ -23,6 +23,7 @@ import mcp_types as types
 from idp import TestIdp
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from mcpstation import Station, StationConfig
 from mcpstation.api import ApiServer, bind_socket, bound_port, build_app
@@ -176,6 +177,20 @@ async def call_tool(url: str, token: str, version: str, name: str, arguments: di
         return bool(called.is_error), first.text if isinstance(first, types.TextContent) else ""
 
 
+async def call_error(url: str, token: str, version: str, name: str, arguments: dict[str, Any]) -> tuple[int, str]:
+    """`(code, message)` of the JSON-RPC error calling `name` through the gateway is answered with."""
+    if version == "2025-06-18":
+        async with RawSession(url, token, version) as session:
+            error = await session.error("tools/call", {"name": name, "arguments": arguments})
+            return int(error["code"]), str(error["message"])
+    async with _client(url, token, version) as client:
+        try:
+            called = await client.call_tool(name, arguments)
+        except MCPError as exc:
+            return exc.error.code, exc.error.message
+    raise AssertionError(f"answered with a result, not an error: {called}")
+
+
 @asynccontextmanager
 async def _client(url: str, token: str, version: str) -> AsyncIterator[Client]:
     mode = "legacy" if version == "2025-11-25" else version
@@ -231,6 +246,15 @@ class RawSession:
         assert "result" in message, message
         result: dict[str, Any] = message["result"]
         return result
+
+    async def error(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        """The JSON-RPC error a request is answered with (a result fails the test)."""
+        self._ids += 1
+        response = await self.post({"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params})
+        message = _jsonrpc_answer(response)
+        assert "error" in message, message
+        error: dict[str, Any] = message["error"]
+        return error
 
 
 def _jsonrpc_answer(response: httpx2.Response) -> dict[str, Any]:

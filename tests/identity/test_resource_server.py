@@ -14,6 +14,7 @@ from typing import Any
 
 import anyio
 import jwt
+import mcp_types as types
 import pytest
 from identity_helpers import (
     ACCEPT,
@@ -22,6 +23,7 @@ from identity_helpers import (
     VERSIONS,
     IdentityStation,
     RawSession,
+    call_error,
     call_tool,
     identity_station,
     list_tools,
@@ -266,8 +268,8 @@ async def test_alice_and_bob_see_and_call_what_their_groups_allow(tmp_path: Path
         assert "mcp_open_add" in seen_by_bob
         assert not any(n.startswith(("mcp_ops_", "mcp_jira_", "mcp_secret_")) for n in seen_by_bob)
         assert await call_tool(world.gateway, alice, version, "mcp_jira_add", {"a": 2, "b": 3}) == (False, "5")
-        assert await call_tool(world.gateway, bob, version, "mcp_jira_add", {"a": 2, "b": 3}) == (
-            True,
+        assert await call_error(world.gateway, bob, version, "mcp_jira_add", {"a": 2, "b": 3}) == (
+            types.INVALID_PARAMS,
             "no tool 'mcp_jira_add'.",
         )
         with anyio.fail_after(10):

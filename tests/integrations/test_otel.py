@@ -23,6 +23,7 @@ import pytest
 from _traced_server import build_traced_server
 from mcp.client import Client
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
 from opentelemetry import trace
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import HistogramDataPoint, InMemoryMetricReader
@@ -351,8 +352,9 @@ async def test_the_gateway_joins_a_downstream_trace_from_meta_and_measures_its_m
             async with Client(gateway, mode="legacy") as downstream:
                 with trace.get_tracer("agent").start_as_current_span("agent turn") as turn:
                     answer = await downstream.call_tool(name, {})
-                    made_up = await downstream.call_tool("no_such_tool", {})
-    assert not answer.is_error and made_up.is_error
+                    with pytest.raises(MCPError) as made_up:  # a tool nobody has: a protocol error
+                        await downstream.call_tool("no_such_tool", {})
+    assert not answer.is_error and made_up.value.error.code == types.INVALID_PARAMS
     seen = answer.structured_content
     assert seen is not None
 
@@ -370,7 +372,8 @@ async def test_the_gateway_joins_a_downstream_trace_from_meta_and_measures_its_m
         for p in points(reader, "mcp.server.operation.duration")
     }
     assert ("tools/call", name, None) in measured
-    assert ("tools/call", otel.OTHER, "tool_error") in measured  # a made-up name is never an attribute value
+    made_up_code = str(types.INVALID_PARAMS)
+    assert ("tools/call", otel.OTHER, made_up_code) in measured  # a made-up name is never an attribute value
     assert ("initialize", None, None) in measured
 
 

@@ -80,7 +80,7 @@ async def test_prompts_resources_and_completions_carry_outcomes_too(tmp_path: Pa
         async with await Store.open(data_dir=tmp_path) as store:
             async with Station(config(inproc("d")), store=store) as station:
                 assert (await station.get_prompt("mcp_d_greet", {"name": "Ada"})).outcome is Outcome.OK
-                assert (await station.get_prompt("mcp_d_nope")).outcome is Outcome.NOT_FOUND
+                assert (await station.get_prompt("mcp_nope")).outcome is Outcome.NOT_FOUND  # no server's prefix
                 missing = await station.get_prompt("mcp_d_greet", {})
                 assert missing.outcome is Outcome.REMOTE_ERROR and missing.upstream_error is not None
                 assert (await station.read_resource("demo://readme")).outcome is Outcome.OK

@@ -62,8 +62,11 @@ async def test_prompts_and_resources_including_templates_are_routed_to_their_own
             nowhere = await station.read_resource("nowhere://x")
             assert nowhere.outcome is Outcome.REMOTE_ERROR and not nowhere.contents
             assert nowhere.server == "demo" and "Unknown resource: nowhere://x" in (nowhere.error or "")
+            # No listing holds it and its prefix names demo: demo is asked, says no, and the answer
+            # suggests the name it lists.
             typo = await station.get_prompt("mcp_demo_gret")
-            assert typo.outcome is Outcome.NOT_FOUND and "Did you mean 'mcp_demo_greet'" in (typo.error or "")
+            assert typo.outcome is Outcome.REMOTE_ERROR and typo.server == "demo" and typo.prompt == "gret"
+            assert "did you mean 'mcp_demo_greet'?" in (typo.error or ""), typo
 
 
 async def test_failing_servers_are_reported_and_skipped_while_others_come_up():

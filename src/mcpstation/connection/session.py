@@ -645,6 +645,8 @@ class Session:
                 # A 2026-07-28 session listens rather than subscribes: the station cannot subscribe there.
                 can_subscribe=bool(resources is not None and resources.subscribe)
                 and client.protocol_version not in MODERN_PROTOCOL_VERSIONS,
+                offers_prompts=client.server_capabilities.prompts is not None,
+                offers_completions=client.server_capabilities.completions is not None,
             )
         )
 

@@ -21,6 +21,8 @@ class SessionInfo:
     transport: str | None = None  # what the session speaks: the configured transport, or the one it fell back to
     offers_resources: bool = False  # its capabilities name resources
     can_subscribe: bool = False  # ... and `resources/subscribe` (a handshake-era session only)
+    offers_prompts: bool = False  # its capabilities name prompts
+    offers_completions: bool = False  # ... and completions
 
 
 NO_SESSION = SessionInfo()

@@ -6,6 +6,11 @@ Every request goes through the station's pipeline as its own caller (visibility,
 guard and bounds apply) and comes back as the upstream server's own result. While a call runs,
 the upstream's progress, log messages and questions (sampling, elicitation, roots) travel to the
 downstream client on the same request, and a downstream cancellation cancels the upstream call.
+
+Errors keep their kind and code (SEP-2322): an upstream's JSON-RPC error stays that error (code,
+message, data); an upstream's `isError` result stays a result; a tool that the caller does not have
+is a JSON-RPC error (-32602), as the spec lists unknown tools among protocol errors. A tool call the
+station could not complete (refused, timed out, server down) is an error result the model can read.
 """
 
 from __future__ import annotations
@@ -183,7 +188,17 @@ class Gateway:
             result = await self.station.requests.call_tool(
                 params.name, params.arguments or {}, caller=caller, progress=progress
             )
+        if result.outcome is Outcome.NOT_FOUND and not self._answers_itself(params.name):
+            # The tool named is not one this caller has (unknown, or hidden: the same words): a
+            # protocol error, as the spec's tools page has it. A meta-tool's target that is not
+            # found stays that tool's error result, which the model reads and corrects.
+            raise MCPError(code=types.INVALID_PARAMS, message=result.error or f"no tool {params.name!r}.")
         return _without_upstream_identity(_as_sdk_result(result))
+
+    def _answers_itself(self, name: str) -> bool:
+        """Whether `name` is a meta-tool the station answers (tool search, code mode)."""
+        surface = self.station.requests.surface
+        return surface is not None and surface.answers(name)
 
     async def get_prompt(
         self, ctx: ServerRequestContext[Any, Any], params: types.GetPromptRequestParams
@@ -366,7 +381,8 @@ def _without_upstream_identity(result: _ResultT) -> _ResultT:
 
 
 def _as_sdk_result(result: ToolResult) -> types.CallToolResult:
-    """The upstream's own result (content cut to the station's bounds), or an error result.
+    """The upstream's own result (content cut to the station's bounds; an `isError` result stays
+    one), or an error result for a call the station could not complete.
 
     Raises:
         MCPError: the upstream answered with a JSON-RPC error: a protocol error stays one on the

@@ -7,11 +7,12 @@ from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, STATION_ISSUER, Caller, Face, Principal
 from mcpstation.pipeline.kinds import KINDS, Kind, RequestKind, Upstream
 from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
+from mcpstation.pipeline.prompt_owner import PromptOwner, PromptOwners
 from mcpstation.pipeline.request import Handler, Layer, Request, Via
 from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
 from mcpstation.pipeline.store_gate import StoreGate
 from mcpstation.pipeline.surface import HOST_TOOLS, META_TOOLS, RUN_CODE, CodeTool, Surface, SurfaceTotals, ToolSurface
-from mcpstation.pipeline.uri_owner import UriOwner, UriOwners
+from mcpstation.pipeline.uri_owner import Offer, UriOwner, UriOwners
 from mcpstation.pipeline.url_guard import UrlGuardLayer, needs_url_guard
 from mcpstation.pipeline.visibility import Visibility
 
@@ -33,8 +34,11 @@ __all__ = [
     "Handler",
     "Kind",
     "Layer",
+    "Offer",
     "Pipeline",
     "Principal",
+    "PromptOwner",
+    "PromptOwners",
     "Request",
     "RequestKind",
     "Router",

@@ -24,6 +24,7 @@ from __future__ import annotations
 import difflib
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import mcp_types as types
@@ -50,10 +51,11 @@ from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import Caller
 from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
+from mcpstation.pipeline.prompt_owner import PromptOwner, PromptOwners, PromptRule
 from mcpstation.pipeline.request import Handler, Layer, Request, Via
 from mcpstation.pipeline.store_gate import StoreGate
 from mcpstation.pipeline.surface import CALL_TOOL, HOST_SERVER, RUN_CODE, Surface, SurfaceTotals, ToolSurface
-from mcpstation.pipeline.uri_owner import UriOwners
+from mcpstation.pipeline.uri_owner import Offer, UriOwner, UriOwners
 from mcpstation.pipeline.url_guard import UrlGuardLayer
 from mcpstation.pipeline.visibility import Visibility
 
@@ -119,16 +121,21 @@ class Pipeline:
         offline_reason: OfflineReason,
         surface: ToolSurface | None = None,
         uri_owners: UriOwners | None = None,
+        prompt_owners: PromptOwners | None = None,
     ) -> None:
-        """`uri_owners` finds the owner of a URI no listing names (`uri_owner.py`); by default only
-        listings and templates, and what answered through this pipeline, decide."""
+        """`uri_owners` and `prompt_owners` find the owner of a URI or prompt name no listing names
+        (`uri_owner.py`, `prompt_owner.py`); by default only listings and templates, and what
+        answered through this pipeline, decide."""
         self._catalog = catalog
         self.visibility = visibility
         self.handler = handler
         self._owner_hint = owner_hint
         self._offline_reason = offline_reason
         self.surface = surface
-        self.uri_owners = uri_owners if uri_owners is not None else UriOwners(catalog, lambda subscription: ())
+        self.uri_owners = uri_owners if uri_owners is not None else UriOwners(catalog, lambda offer: ())
+        self.prompt_owners = (
+            prompt_owners if prompt_owners is not None else PromptOwners(catalog, lambda offer: (), dict)
+        )
 
     # -- what a caller may see --------------------------------------------------------------------
 
@@ -182,7 +189,7 @@ class Pipeline:
 
     def can_see_uri(self, uri: str, caller: Caller) -> bool:
         """Whether `caller` may read `uri` (its owner, by the rules of `uri_owner.py`, is visible to it)."""
-        owner = self.uri_owners.owner(uri, subscription=False, visible=lambda server: True).server
+        owner = self.uri_owners.owner(uri, offer=Offer.RESOURCES, visible=lambda server: True).server
         return owner is not None and self.visibility.can_see(caller, owner)
 
     # -- requests ---------------------------------------------------------------------------------
@@ -255,14 +262,13 @@ class Pipeline:
         timeout_s: float | None = None,
         meta: Mapping[str, Any] | None = None,
     ) -> PromptResult:
-        entry = self._catalog().prompts.get(name)
-        if entry is None:
-            result = self._not_found(RequestKind.GET_PROMPT, name, caller, list(self._catalog().prompts))
+        kind = RequestKind.GET_PROMPT
+        owner = self._prompt_owner(name, caller)
+        if owner.server is None:
+            result = self._unclear_prompt(kind, name, caller, owner)
         else:
-            request = Request(
-                RequestKind.GET_PROMPT, name, entry.server, entry.prompt, caller, arguments or {}, timeout_s, meta=meta
-            )
-            result = await self.handler(request)
+            request = Request(kind, name, owner.server, owner.target, caller, arguments or {}, timeout_s, meta=meta)
+            result = self._hint_unlisted(await self.handler(request), owner, caller)
         assert isinstance(result, PromptResult)
         return result
 
@@ -292,31 +298,34 @@ class Pipeline:
         caller: Caller,
         timeout_s: float | None = None,
     ) -> CompletionResult:
-        """Complete a prompt's (by public name) or a resource template's (by URI template) argument."""
-        catalog = self._catalog()
+        """Complete a prompt's (by public name) or a resource template's (by URI template, or URI)
+        argument; a name or URI no listing holds goes to its owner by the same rules as a
+        `prompts/get` or a `resources/read` (`prompt_owner.py`, `uri_owner.py`)."""
         kind = RequestKind.COMPLETE
         result: AnyResult
         if isinstance(ref, types.PromptReference):
-            name = ref.name
-            prompt = catalog.prompts.get(name)
-            if prompt is None:
-                result = self._not_found(kind, name, caller, list(catalog.prompts))
+            owner = self._prompt_owner(ref.name, caller)
+            if owner.server is None:
+                result = self._unclear_prompt(kind, ref.name, caller, owner)
             else:
-                upstream = ref.model_copy(update={"name": prompt.prompt})
+                upstream = ref.model_copy(update={"name": owner.target})
                 result = await self.handler(
-                    Request(kind, name, prompt.server, prompt.prompt, caller, argument, timeout_s, ref=upstream,
+                    Request(kind, ref.name, owner.server, owner.target, caller, argument, timeout_s, ref=upstream,
                             context_arguments=context_arguments)
                 )  # fmt: skip
+                result = self._hint_unlisted(result, owner, caller)
         else:
-            name = ref.uri
-            template = catalog.templates.get(name)
-            if template is None:
-                result = self._not_found(kind, name, caller, [])
+            uri = ref.uri
+            found = self._uri_owner(uri, Offer.COMPLETIONS, caller)
+            if found.server is None:
+                result = self._unclear_uri(kind, uri, found, Offer.COMPLETIONS)
             else:
                 result = await self.handler(
-                    Request(kind, name, template.server, name, caller, argument, timeout_s, ref=ref,
-                            context_arguments=context_arguments)
+                    Request(kind, uri, found.server, uri, caller, argument, timeout_s, ref=ref,
+                            context_arguments=context_arguments, uri_variables=found.variables)
                 )  # fmt: skip
+                if result.ok:
+                    self.uri_owners.remember(uri, found.server)
         assert isinstance(result, CompletionResult)
         return result
 
@@ -328,20 +337,10 @@ class Pipeline:
         timeout_s: float | None,
         meta: Mapping[str, Any] | None,
     ) -> AnyResult:
-        subscription = kind is not RequestKind.READ_RESOURCE
-        owner = self.uri_owners.owner(
-            uri, subscription=subscription, visible=lambda server: self.visibility.can_see(caller, server)
-        )
+        offer = Offer.RESOURCES if kind is RequestKind.READ_RESOURCE else Offer.SUBSCRIBE
+        owner = self._uri_owner(uri, offer, caller)
         if owner.server is None:
-            if not owner.candidates:
-                return self._not_found(kind, uri, caller, [])
-            names = ", ".join(repr(server) for server in owner.candidates)
-            can = "can subscribe" if subscription else "offer resources"
-            message = (
-                f"no listing holds resource {uri!r} and its owner is not clear: it could be any of {names} "
-                f"(they {can}). Use a URI that one of their listings or templates names."
-            )
-            return KINDS[kind].failure(uri, Outcome.NOT_FOUND, message, server=None, target=None)
+            return self._unclear_uri(kind, uri, owner, offer)
         request = Request(kind, uri, owner.server, uri, caller, {}, timeout_s, uri_variables=owner.variables, meta=meta)
         result = await self.handler(request)
         if result.ok and kind is not RequestKind.UNSUBSCRIBE:
@@ -349,6 +348,49 @@ class Pipeline:
         return result
 
     # -- names nobody has -----------------------------------------------------------------------------
+
+    def _uri_owner(self, uri: str, offer: Offer, caller: Caller) -> UriOwner:
+        return self.uri_owners.owner(uri, offer=offer, visible=lambda server: self.visibility.can_see(caller, server))
+
+    def _prompt_owner(self, name: str, caller: Caller) -> PromptOwner:
+        return self.prompt_owners.owner(name, visible=lambda server: self.visibility.can_see(caller, server))
+
+    def _unclear_uri(self, kind: RequestKind, uri: str, owner: UriOwner, offer: Offer) -> AnyResult:
+        """A URI no rule gives an owner: not found, naming the servers it could belong to."""
+        if not owner.candidates:
+            return self._not_found(kind, uri, [])
+        names = ", ".join(repr(server) for server in owner.candidates)
+        message = (
+            f"no listing holds resource {uri!r} and its owner is not clear: it could be any of {names} "
+            f"(they {offer}). Use a URI that one of their listings or templates names."
+        )
+        return KINDS[kind].failure(uri, Outcome.NOT_FOUND, message, server=None, target=None)
+
+    def _hint_unlisted(self, result: AnyResult, owner: PromptOwner, caller: Caller) -> AnyResult:
+        """A prompt no listing holds that its owner refused: did-you-mean among the owner's listed
+        prompts that the caller may see (the owner's answer stays the outcome: it may be a typo,
+        or the server's own refusal of a prompt it does hold)."""
+        if result.ok or owner.rule is PromptRule.LISTING:
+            return result
+        public = {p.prompt: p.name for p in self.prompts_for(caller) if p.server == owner.server}
+        close = difflib.get_close_matches(owner.target, list(public), n=SUGGESTIONS, cutoff=0.6)  # its own names
+        if not close:
+            return result
+        suggestions = [public[own] for own in close]
+        hint = f"No listing holds prompt {result.name!r}; did you mean {', '.join(map(repr, suggestions))}?"
+        return replace(result, error=f"{result.error}. {hint}")
+
+    def _unclear_prompt(self, kind: RequestKind, name: str, caller: Caller, owner: PromptOwner) -> AnyResult:
+        """A prompt name no rule gives an owner: not found, naming the servers it could belong to."""
+        if not owner.candidates:
+            return self._not_found(kind, name, [p.name for p in self.prompts_for(caller)])
+        names = ", ".join(repr(server) for server in owner.candidates)
+        they = "share its name prefix" if owner.rule is PromptRule.NAMING else Offer.PROMPTS
+        message = (
+            f"no listing holds prompt {name!r} and its owner is not clear: it could be any of {names} "
+            f"(they {they}). Use a name that one of their listings holds."
+        )
+        return KINDS[kind].failure(name, Outcome.NOT_FOUND, message, server=None, target=None)
 
     def _unknown_tool(self, name: str, caller: Caller) -> AnyResult:
         """An unknown tool: its own server named when that can be known, never a neighbour's tool."""
@@ -358,13 +400,10 @@ class Pipeline:
         if owner is not None and (reason := self._offline_reason(owner)) is not None:
             return KINDS[RequestKind.CALL_TOOL].failure(name, Outcome.UNAVAILABLE, reason, server=owner, target=None)
         visible = [t.name for t in self.visible_tools(caller) if owner is None or t.server == owner]
-        return self._not_found(RequestKind.CALL_TOOL, name, caller, visible, visible_already=True)
+        return self._not_found(RequestKind.CALL_TOOL, name, visible)
 
-    def _not_found(
-        self, kind: RequestKind, name: str, caller: Caller, names: list[str], *, visible_already: bool = False
-    ) -> AnyResult:
-        if not visible_already and kind is RequestKind.GET_PROMPT:
-            names = [p.name for p in self.prompts_for(caller)]
+    def _not_found(self, kind: RequestKind, name: str, names: list[str]) -> AnyResult:
+        """Not found, with did-you-mean suggestions among `names` (only names the caller may see)."""
         suggestions = difflib.get_close_matches(name, names, n=SUGGESTIONS, cutoff=0.6) if names else []
         row = KINDS[kind]
         return row.failure(name, Outcome.NOT_FOUND, row.not_found(name, suggestions), server=None, target=None)

@@ -1,17 +1,19 @@
 """Who owns a resource URI: the listing that names it, else the rules that make the owner clear.
 
 A server may accept URIs that none of its listings holds (a resource made at run time, a URI the
-client learnt elsewhere). `resources/read`, `resources/subscribe` and `resources/unsubscribe` for
-such a URI go to its owner when one of these rules names a single server, tried in this order:
+client learnt elsewhere). `resources/read`, `resources/subscribe`, `resources/unsubscribe` and a
+completion of a `ref/resource` for such a URI (or URI template) go to its owner when one of these
+rules names a single server, tried in this order:
 
-1. a listed resource with this URI;
+1. a listed resource with this URI, or a listed template with this very URI template;
 2. a template that matches it (templates of several servers matching: the later rules decide
    among those servers);
 3. a server that has already answered for it: a read or a subscription that succeeded, or an
    update notification it sent (`remember`);
 4. its scheme: the only server whose listed resources and templates use that scheme (`test://`);
-5. the only server that can take the request: for a subscription, the only one whose capabilities
-   say it can subscribe; for a read, the only one that offers resources.
+5. the only server that can take the request (`Offer`): for a subscription, the only one whose
+   capabilities say it can subscribe; for a read, the only one that offers resources; for a
+   completion, the only one that offers completions.
 
 Only servers the caller may see count. Otherwise the owner is not clear, and the answer names the
 candidates (`UriOwner.candidates`).
@@ -19,6 +21,7 @@ candidates (`UriOwner.candidates`).
 
 from __future__ import annotations
 
+import enum
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -30,7 +33,7 @@ from mcpstation.catalog import Catalog
 ANSWERED_MAX = 10_000  # URIs remembered with the server that answered for them; the oldest go first
 
 
-class UriRule:
+class UriRule(enum.StrEnum):
     """Which rule named the owner (the order they are tried in)."""
 
     LISTING = "listing"
@@ -45,13 +48,22 @@ class UriOwner:
     """The owner of a URI and the rule that named it, or (`server` None) the servers that could be."""
 
     server: str | None
-    rule: str | None = None
+    rule: UriRule | None = None
     variables: Mapping[str, str] | None = None  # what a matching template fills in
     candidates: tuple[str, ...] = ()
 
 
-Offering = Callable[[bool], Iterable[str]]
-"""The servers that can take a resource request now: with True, those that can subscribe."""
+class Offer(enum.StrEnum):
+    """What a server's capabilities must offer to take a request; the value completes "they ..."."""
+
+    RESOURCES = "offer resources"
+    SUBSCRIBE = "can subscribe"
+    COMPLETIONS = "offer completions"
+    PROMPTS = "offer prompts"
+
+
+Offering = Callable[[Offer], Iterable[str]]
+"""The servers ready to take a request now: those whose capabilities offer it."""
 
 
 class UriOwners:
@@ -69,9 +81,10 @@ class UriOwners:
         while len(self._answered) > ANSWERED_MAX:
             self._answered.popitem(last=False)
 
-    def owner(self, uri: str, *, subscription: bool, visible: Callable[[str], bool]) -> UriOwner:
+    def owner(self, uri: str, *, offer: Offer, visible: Callable[[str], bool]) -> UriOwner:
+        """`uri`'s owner for a request that needs `offer`, among the servers `visible` accepts."""
         catalog = self._catalog()
-        listed = catalog.resources.get(uri)
+        listed = catalog.resources.get(uri) or catalog.templates.get(uri)
         if listed is not None:
             return UriOwner(listed.server, UriRule.LISTING)
         matches: dict[str, Mapping[str, str]] = {}
@@ -93,7 +106,7 @@ class UriOwners:
             users = {s for s in self._scheme_users(catalog, scheme) if visible(s)}
             if len(users) == 1:
                 return UriOwner(users.pop(), UriRule.SCHEME)
-        offering = sorted({s for s in self._offering(subscription) if eligible(s)})
+        offering = sorted({s for s in self._offering(offer) if eligible(s)})
         if len(offering) == 1:
             return UriOwner(offering[0], UriRule.ONLY_SERVER, matches.get(offering[0]))
         return UriOwner(None, candidates=tuple(offering or sorted(s for s in matches if visible(s))))
