@@ -37,12 +37,12 @@ def calls(result: ToolResult) -> list[tuple[str, str]]:
 
 
 async def test_the_run_pauses_at_each_call_until_a_yes_and_resumes_with_its_result():
-    cfg, opened = confirming(timeout_s=1.0)
+    cfg, opened = confirming(timeout_s=3.0)
     asked: list[tuple[Question, list[str]]] = []
 
     async def person(question: Question) -> bool:
         asked.append((question, list(opened)))
-        await anyio.sleep(0.7)  # two answers take longer than the run's whole wall time: its clock stands still
+        await anyio.sleep(2.0)  # two answers take longer than the run's whole wall time: its clock stands still
         return True
 
     code = f"""
