@@ -4,12 +4,14 @@
     .venv/bin/python bench/codemode/run.py --json other.json
 
 The fleet: our demo server as `calc` (it computes), and 11 in-process servers listing the real tool lists of
-public MCP servers (bench/search/servers), answering each call with what they were asked. Three arms:
-`direct` hands the model every visible tool and each turn's calls go through `call_tool`; `code` hands it
+public MCP servers (bench/search/servers), answering each call with what they were asked. Four arms:
+`direct` hands the model every visible tool and each turn's calls go through `call_tool`; `direct+search`
+(tool search on, nothing pinned, code mode off) hands it the two search meta-tools: one turn searches for
+each tool the task needs, then the same plan's calls go through `mcp_call_tool`; `code` hands it
 `mcp_run_code` alone and the task's script goes through it; `code+search` (tool search on, nothing pinned)
-hands it the search meta-tools and `mcp_run_code`: one turn searches for each tool the script needs (the
-first sentence of its description as the query; `search_found` is the share found in the top 5), the next
-runs the script calling them by name with `call_tool`.
+hands it the search meta-tools and `mcp_run_code`: one turn searches, the next runs the script calling
+the tools by name with `call_tool`. A search turn queries the first sentence of each needed tool's
+description, all at once; `search_found` is the share found in the top 5.
 
 What is counted, per task and arm, with the station's own token estimator (fitted against o200k_base,
 `mcpstation.catalog.tokens`; no tokenizer package is installed here):
@@ -57,7 +59,7 @@ PUBLIC = (
     "brave-search",
 )  # fmt: skip
 MODEL = Caller("model", Role.USER, Face.LLM)
-ARMS = ("direct", "code", "code+search")
+ARMS = ("direct", "direct+search", "code", "code+search")
 START_S = 60.0
 
 
@@ -142,16 +144,33 @@ async def _call_all(station: Station, calls: list[tuple[str, dict[str, Any]]]) -
     return [result for result in results if result is not None]
 
 
+async def _search(station: Station, transcript: Transcript, needed: list[str]) -> None:
+    """One model turn searching for each tool in `needed` at once; notes the share found in the top 5."""
+    catalog = {tool.name: tool for tool in station.tools}
+    searches = [("mcp_search_tools", {"query": catalog[name].description.split(".")[0]}) for name in needed]
+    transcript.model_turn(_calls_json(searches))
+    found = await _call_all(station, searches)
+    transcript.tool_results([result.text for result in found])
+    hits = [[hit["name"] for hit in result.structured["tools"]] for result in found if result.structured]
+    transcript.found = sum(name in names for name, names in zip(needed, hits, strict=True)) / len(needed)
+
+
 async def direct(station: Station, task: Task) -> dict[str, Any]:
-    transcript = Transcript(station.tools_for(MODEL), task.prompt)
+    """One call per step; with tool search on, a search turn first and each call through `mcp_call_tool`."""
+    surface = station.tools_for(MODEL)
+    transcript = Transcript(surface, task.prompt)
+    searching = any(tool.name == "mcp_search_tools" for tool in surface)
     plan = task.direct()
     started = time.perf_counter()
+    if searching:
+        await _search(station, transcript, by_name(task.script)[1])
     calls = next(plan)
     answer: Any = None
     while True:
-        transcript.model_turn(_calls_json(calls))
+        sent = [("mcp_call_tool", {"name": n, "arguments": a}) for n, a in calls] if searching else calls
+        transcript.model_turn(_calls_json(sent))
         transcript.tool_calls += len(calls)
-        results = await _call_all(station, calls)
+        results = await _call_all(station, sent)
         transcript.tool_results([result.text for result in results])
         try:
             calls = plan.send([script_value(result) for result in results])
@@ -159,7 +178,9 @@ async def direct(station: Station, task: Task) -> dict[str, Any]:
             answer = done.value
             break
     transcript.model_turn(json.dumps(answer))
-    return {**transcript.to_dict(), "passed": task.check(answer), "wall_s": round(time.perf_counter() - started, 3)}
+    extra = {"search_found": transcript.found} if transcript.found is not None else {}
+    passed = task.check(answer)
+    return {**transcript.to_dict(), **extra, "passed": passed, "wall_s": round(time.perf_counter() - started, 3)}
 
 
 class _ByName(ast.NodeTransformer):
@@ -193,13 +214,7 @@ async def code(station: Station, task: Task) -> dict[str, Any]:
     script = task.script
     if len(surface) > 1:  # tool search on: find each tool first (one turn, searches at once), then call by name
         script, needed = by_name(task.script)
-        catalog = {tool.name: tool for tool in station.tools}
-        searches = [("mcp_search_tools", {"query": catalog[name].description.split(".")[0]}) for name in needed]
-        transcript.model_turn(_calls_json(searches))
-        found = await _call_all(station, searches)
-        transcript.tool_results([result.text for result in found])
-        hits = [[hit["name"] for hit in result.structured["tools"]] for result in found if result.structured]
-        transcript.found = sum(name in names for name, names in zip(needed, hits, strict=True)) / len(needed)
+        await _search(station, transcript, needed)
     transcript.model_turn(_calls_json([("mcp_run_code", {"code": script})]))
     result = await station.call_tool("mcp_run_code", {"code": script}, caller=MODEL)
     transcript.tool_results([result.text])
@@ -232,6 +247,10 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
                 summary["direct"]["input_tokens"], summary[arm]["input_tokens"]
             )
             summary[arm]["fewer_turns"] = _saving(summary["direct"]["turns"], summary[arm]["turns"])
+        # the fair pair for code with search: the same search surface without code mode
+        searched, coded = summary["direct+search"], summary["code+search"]
+        coded["fewer_input_tokens_than_direct_search"] = _saving(searched["input_tokens"], coded["input_tokens"])
+        coded["fewer_turns_than_direct_search"] = _saving(searched["turns"], coded["turns"])
         by_kind[kind] = summary
     return by_kind
 
@@ -241,15 +260,18 @@ async def measure() -> tuple[list[dict[str, Any]], dict[str, Any]]:
     with anyio.fail_after(START_S):
         async with (
             Station(fleet("off")) as plain,
+            Station(fleet("off", tool_search="on")) as plain_searched,
             Station(fleet("on")) as coded,
             Station(fleet("on", tool_search="on")) as searched,
         ):
+            await plain_searched.live_catalog.index.wait_current(START_S)
             await searched.live_catalog.index.wait_current(START_S)
-            stations = {"direct": plain, "code": coded, "code+search": searched}
+            stations = {"direct": plain, "direct+search": plain_searched, "code": coded, "code+search": searched}
             surfaces = {arm: {"tools": len(station.tools_for(MODEL))} for arm, station in stations.items()}
             for task in TASKS:
                 rows.append(
                     {"task": task.name, "kind": task.kind, "direct": await direct(plain, task),
+                     "direct+search": await direct(plain_searched, task),
                      "code": await code(coded, task), "code+search": await code(searched, task)}
                 )  # fmt: skip
     return rows, surfaces
@@ -277,6 +299,11 @@ def main(out: Path) -> None:
                 f"({c['fewer_input_tokens']:.0%} fewer), turns {d['turns']:>3} -> {c['turns']:>3} "
                 f"({c['fewer_turns']:.0%} fewer), pass {d['pass_rate']:.0%} / {c['pass_rate']:.0%}"
             )
+        c = s["code+search"]
+        print(
+            f"{kind:<13}code+search vs direct+search: {c['fewer_input_tokens_than_direct_search']:.0%} fewer input "
+            f"tokens, {c['fewer_turns_than_direct_search']:.0%} fewer turns"
+        )
     commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=ROOT)
     record = {
         "bench": "codemode",

@@ -59,9 +59,11 @@ from mcpstation.pinning import ToolPins
 from mcpstation.pipeline import (
     HOST_TOOLS,
     ArgumentCheck,
+    Ask,
     AuditTrail,
     Bounds,
     Caller,
+    ConfirmTier,
     Layer,
     Offer,
     Pipeline,
@@ -176,6 +178,7 @@ class Station:
         self.visibility = Visibility(self.roster.spec)
         self._code_tool = CodeToolBuilder(lambda: self.config.code_mode)
         self._code_runner = CodeRunner(lambda: self.requests, lambda: self.config.code_mode)
+        self._confirm = ConfirmTier(lambda: self.config.policy)
         self.uri_owners = UriOwners(lambda: self.catalog, self._offering)
         self.prompt_owners = PromptOwners(lambda: self.catalog, self._offering, self.live_catalog.name_prefixes)
         self.events.add_listener(self._learn_owner)
@@ -212,6 +215,7 @@ class Station:
             caller_layers=self._caller_layers,
             arguments=self._arguments,
             url_guard=UrlGuardLayer(self._url_guard, self.roster.spec) if guarded else None,
+            confirm=self._confirm,
         )
         return Pipeline(
             catalog=lambda: self.catalog,
@@ -228,6 +232,7 @@ class Station:
             ),
             uri_owners=self.uri_owners,
             prompt_owners=self.prompt_owners,
+            confirm=self._confirm,
         )
 
     def _offering(self, offer: Offer) -> list[str]:
@@ -540,18 +545,24 @@ class Station:
         timeout_s: float | None = None,
         progress: ProgressFnT | None = None,
         caller: Caller | None = None,
+        ask: Ask | None = None,
     ) -> ToolResult:
         """Call a tool by its public name; every failure comes back as a `ToolResult` with its `outcome`.
+
+        `ask` is how the caller confirms a call of a tool in `[policy] confirm_tools` (without it
+        such a call is refused).
 
         Raises:
             UsageError: the station is not running (programming misuse).
         """
         self._require_running()
         return await self.requests.call_tool(
-            name, arguments, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s, progress=progress
+            name, arguments, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s, progress=progress, ask=ask
         )
 
-    async def run_code(self, code: str, *, timeout_s: float | None = None, caller: Caller | None = None) -> ToolResult:
+    async def run_code(
+        self, code: str, *, timeout_s: float | None = None, caller: Caller | None = None, ask: Ask | None = None
+    ) -> ToolResult:
         """Run a code-mode script (docs/code-mode.md) whose tool calls are `caller`'s own requests; the
         answer's `structured` says `ok`, the `value`, the `output`, the `calls` made and any `limit`.
 
@@ -559,7 +570,7 @@ class Station:
         the library is the program that decides for itself.
         """
         self._require_running()
-        return await self.requests.run_code(code, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s)
+        return await self.requests.run_code(code, caller=caller or LIBRARY_CALLER, timeout_s=timeout_s, ask=ask)
 
     async def get_prompt(
         self,

@@ -120,3 +120,16 @@ def test_start_up_line_matches_the_issue_example():
 def test_start_up_line_without_search_names_the_plain_surface():
     line = surface_line(catalog_tools=1, catalog_tokens=120, surface_tools=1, surface_tokens=120, tool_search=False)
     assert line == "catalog: 1 tool (~120 tokens); LLM surface: 1 tool (~120 tokens)"
+
+
+def test_the_line_names_code_mode_when_the_surface_is_handed_with_it():
+    both = surface_line(
+        catalog_tools=24, catalog_tokens=3100, surface_tools=3, surface_tokens=2400, tool_search=True, code_mode=True
+    )
+    assert (
+        both == "catalog: 24 tools (~3.1k tokens); LLM surface with tool search and code mode: 3 tools (~2.4k tokens)"
+    )
+    code = surface_line(
+        catalog_tools=24, catalog_tokens=3100, surface_tools=1, surface_tokens=2200, tool_search=False, code_mode=True
+    )
+    assert code == "catalog: 24 tools (~3.1k tokens); LLM surface with code mode: 1 tool (~2.2k tokens)"

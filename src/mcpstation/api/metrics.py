@@ -160,11 +160,13 @@ class _StationState(Collector):
         if surface is not None:
             tokens = GaugeMetricFamily(
                 "mcpstation_tool_schema_tokens",
-                "Estimated schema tokens of the LLM surface: every tool, or with tool search.",
+                "Estimated schema tokens of the LLM surface: every tool, with tool search, and with code mode when on.",
                 labels=("surface",),
             )
             tokens.add_metric(("all",), surface.all_tokens)
             tokens.add_metric(("search",), surface.search_tokens)
+            if surface.code_tokens is not None:
+                tokens.add_metric(("code",), surface.code_tokens)
             families.append(tokens)
         return families
 

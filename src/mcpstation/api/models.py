@@ -41,6 +41,12 @@ class SurfaceInfo(_Body):
     tokens: int = Field(description="Their estimated schema tokens.")
     without_search: SurfaceCost = Field(description="Every visible tool.")
     with_search: SurfaceCost = Field(description="The pinned tools plus mcp_search_tools and mcp_call_tool.")
+    code_mode: Literal["off", "auto", "on"] = Field(default="off", description="The `[station] code_mode` setting.")
+    code: bool = Field(default=False, description="Whether this surface is handed with mcp_run_code.")
+    with_code: SurfaceCost | None = Field(
+        default=None,
+        description="The surface as handed with mcp_run_code (its stubs included); null when code mode is off.",
+    )
 
 
 class ReplicaInfo(_Body):

@@ -98,13 +98,21 @@ def format_tokens(count: int) -> str:
 
 
 def surface_line(
-    *, catalog_tools: int, catalog_tokens: int, surface_tools: int, surface_tokens: int, tool_search: bool
+    *,
+    catalog_tools: int,
+    catalog_tokens: int,
+    surface_tools: int,
+    surface_tokens: int,
+    tool_search: bool,
+    code_mode: bool = False,
 ) -> str:
-    """The start-up line.
+    """The start-up line; with code mode the surface counts `mcp_run_code` and its stubs.
 
     `catalog: 2,140 tools (~310k tokens); LLM surface with tool search: 7 tools (~2.1k tokens)`
+    `catalog: 24 tools (~3.1k tokens); LLM surface with code mode: 1 tool (~2.4k tokens)`
     """
-    surface = "LLM surface with tool search" if tool_search else "LLM surface"
+    ways = [way for way, on in (("tool search", tool_search), ("code mode", code_mode)) if on]
+    surface = f"LLM surface with {' and '.join(ways)}" if ways else "LLM surface"
     return (
         f"catalog: {catalog_tools:,} {_tools(catalog_tools)} (~{format_tokens(catalog_tokens)} tokens); "
         f"{surface}: {surface_tools:,} {_tools(surface_tools)} (~{format_tokens(surface_tokens)} tokens)"

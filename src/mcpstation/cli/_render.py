@@ -207,4 +207,5 @@ def surface_line(surface: Shape) -> str:
         surface_tools=surface["tools"],
         surface_tokens=surface["tokens"],
         tool_search=surface["search"],
+        code_mode=bool(surface.get("code", False)),
     )

@@ -9,6 +9,11 @@ get Monty's default refusal. A host function always answers with a future, so a 
 until it completes, fails, or the host's budget says stop, which ends it without the script
 being able to catch it.
 
+A call the host says `pauses` (one that waits for a person's confirmation) is answered before
+its snapshot is resumed: the run stays suspended at that call, nothing after it in the script
+runs, and the sandbox's CPU clock (which runs only while sandboxed code executes) is not charged;
+then the script resumes with the call's value or its exception, like any other call's.
+
 Monty reports a tripped limit as an exception inside the sandbox (`MemoryError: memory limit
 exceeded ...`); `_limit_of` is the one place that reads which, so an API change touches this file only.
 """
@@ -36,7 +41,7 @@ from pydantic_monty import (
 )
 
 from mcpstation.codemode.limits import Limit
-from mcpstation.codemode.sandbox import Ending, HostFunction, SandboxEnd, SandboxLimits
+from mcpstation.codemode.sandbox import Ending, HostFunction, Pauses, SandboxEnd, SandboxLimits
 
 SCRIPT_NAME = "script.py"
 SUSPENSIONS_PER_CALL = 4  # host round trips one tool call may take (the call, its future, name lookups)
@@ -62,11 +67,13 @@ async def run_script(
     admit: Callable[[str], Limit | None],
     stopped: Callable[[], Limit | None],
     on_print: Callable[[str], None],
+    pauses: Pauses = lambda function, args, kwargs: False,
 ) -> SandboxEnd:
     """Run `code` to its end in a fresh worker.
 
     `admit(function)` is asked before each host function is dispatched (a limit refuses it and ends
-    the run); `stopped()` after each step (a limit the host saw meanwhile ends the run).
+    the run); `stopped()` after each step (a limit the host saw meanwhile ends the run);
+    `pauses(function, args, kwargs)` whether the run waits at that call until it is answered.
     """
     resource_limits: ResourceLimits = {
         "max_feed_duration_secs": limits.cpu_s,
@@ -88,7 +95,7 @@ async def run_script(
             ) as session,
         ):
             snapshot = await session.feed_start(code, print_callback=lambda stream, text: on_print(text))
-            value = await _drive(snapshot, functions, admit, stopped)
+            value = await _drive(snapshot, functions, admit, stopped, pauses)
     except _Stop as stop:
         return SandboxEnd(Ending.LIMIT, limit=stop.limit)
     except MontyTypingError as exc:
@@ -114,6 +121,7 @@ async def _drive(
     functions: Mapping[str, HostFunction],
     admit: Callable[[str], Limit | None],
     stopped: Callable[[], Limit | None],
+    pauses: Pauses,
 ) -> Any:
     """Answer snapshots until the script completes; host calls run concurrently in a task group."""
     settled: dict[int, ExternalSettledResult] = {}
@@ -131,7 +139,7 @@ async def _drive(
     async with anyio.create_task_group() as calls:
         try:
             while not isinstance(snapshot, MontyComplete):
-                snapshot = await _step(snapshot, functions, admit, stopped, settled, calls, answer)
+                snapshot = await _step(snapshot, functions, admit, stopped, pauses, settled, calls, answer)
                 if isinstance(snapshot, AsyncFutureSnapshot):
                     pending = snapshot.pending_call_ids
                     while not any(call_id in settled for call_id in pending):
@@ -150,6 +158,7 @@ async def _step(
     functions: Mapping[str, HostFunction],
     admit: Callable[[str], Limit | None],
     stopped: Callable[[], Limit | None],
+    pauses: Pauses,
     settled: dict[int, ExternalSettledResult],
     calls: anyio.abc.TaskGroup,
     answer: Callable[[int, HostFunction, tuple[Any, ...], dict[str, Any]], Coroutine[Any, Any, None]],
@@ -166,8 +175,13 @@ async def _step(
             return await snapshot.resume({"exc_type": "NameError", "message": f"name {name!r} is not defined"})
         if (limit := admit(name)) is not None:
             raise _Stop(limit)
-        calls.start_soon(answer, snapshot.call_id, function, snapshot.args, snapshot.kwargs)
-        return await snapshot.resume({"future": ...})
+        if pauses(name, snapshot.args, snapshot.kwargs):
+            await answer(snapshot.call_id, function, snapshot.args, snapshot.kwargs)  # suspended until answered
+            if (limit := stopped()) is not None:
+                raise _Stop(limit)
+        else:
+            calls.start_soon(answer, snapshot.call_id, function, snapshot.args, snapshot.kwargs)
+        return await snapshot.resume({"future": ...})  # its future is settled already when it paused
     if isinstance(snapshot, AsyncNameLookupSnapshot):
         return await snapshot.resume()  # not a value the host gives: NameError
     if isinstance(snapshot, AsyncFutureSnapshot):

@@ -5,6 +5,10 @@ tool shown in `mcp_run_code`'s stubs, `call_tool` for any tool by public name, a
 when tool search is on. Each call goes back through the pipeline as a `tools/call` request of the
 same `Caller`, so visibility, audit, the argument check, the URL guard and the bounds judge it as
 they judge a direct call; the host keeps the run's budget (`limits.py`) before each dispatch.
+A call of a confirm-tier tool is asked about exactly as a direct call is (through the run's own
+`ask`); the run pauses at that call, suspended in its snapshot, until the answer, and the time a
+person takes is not charged to the run's wall time (the confirm tier bounds it). A refusal
+reaches the script as `PermissionError`, which it may catch.
 
 The answer is a `ToolResult` whose structured content says what happened: `ok`, the script's
 `value` and printed `output`, every call it made with its outcome, and, when the run failed, the
@@ -14,6 +18,7 @@ The answer is a `ToolResult` whose structured content says what happened: `ok`, 
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -31,7 +36,7 @@ from mcpstation.codemode.stubs import CHECKER_ONLY, render_stubs
 from mcpstation.codemode.values import json_text, result_bytes, script_error, script_value
 from mcpstation.config.models import CodeModeSettings
 from mcpstation.outcomes import Outcome
-from mcpstation.pipeline.request import Request, Via
+from mcpstation.pipeline.request import Question, Request, Via
 from mcpstation.pipeline.surface import HOST_SERVER, RUN_CODE, SEARCH_LIMIT
 
 if TYPE_CHECKING:
@@ -78,6 +83,11 @@ class _Run:
         self.budget = Budget(settings)
         self.calls: list[CallRecord] = []
         self.started = time.monotonic()
+        self.paused_s = 0.0  # time spent waiting for a person's answer: not the run's wall time
+        self.scope = anyio.CancelScope(deadline=anyio.current_time() + settings.timeout_s)
+        self._asking = 0  # questions waiting for an answer
+        self._pause_started = 0.0
+        self._deadline = self.scope.deadline
         surface = pipeline.surface_for(request.caller)
         self.search = surface.search
         self.shown = surface.stubbed
@@ -92,8 +102,37 @@ class _Run:
             functions["search_tools"] = self._search_tools
         return functions
 
+    def _elapsed_s(self) -> float:
+        """The run's wall time so far, without the time it waited for a person."""
+        return time.monotonic() - self.started - self.paused_s
+
     def _remaining_s(self) -> float:
-        return max(self.settings.timeout_s - (time.monotonic() - self.started), MIN_CALL_S)
+        return max(self.settings.timeout_s - self._elapsed_s(), MIN_CALL_S)
+
+    def pauses(self, function: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether this call waits for a person's confirmation: the run pauses at it until answered."""
+        public = self.names.public(function)
+        if function == "call_tool":
+            public = kwargs.get("name", args[0] if args else None)
+        return isinstance(public, str) and self.pipeline.needs_confirmation(public)
+
+    async def _ask(self, question: Question) -> bool:
+        """The run's caller is asked; meanwhile the run's wall clock stands still."""
+        ask = self.request.ask
+        assert ask is not None  # only handed down when the run has one
+        if self._asking == 0:
+            self._pause_started = time.monotonic()
+            self._deadline = self.scope.deadline
+            self.scope.deadline = math.inf
+        self._asking += 1
+        try:
+            return await ask(question)
+        finally:
+            self._asking -= 1
+            if self._asking == 0:
+                waited = time.monotonic() - self._pause_started
+                self.paused_s += waited
+                self.scope.deadline = self._deadline + waited
 
     def _tool_function(self, public: str) -> HostFunction:
         async def call(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -121,10 +160,16 @@ class _Run:
         record = CallRecord(public)
         self.calls.append(record)
         result = await self.pipeline.call_tool(
-            public, arguments, caller=self.request.caller, timeout_s=self._remaining_s(), via=Via.CODE, run_id=self.id
+            public,
+            arguments,
+            caller=self.request.caller,
+            timeout_s=self._remaining_s(),
+            via=Via.CODE,
+            run_id=self.id,
+            ask=self._ask if self.request.ask is not None else None,
         )
         record.outcome = result.outcome
-        if result.outcome is Outcome.TIMEOUT and time.monotonic() - self.started >= self.settings.timeout_s:
+        if result.outcome is Outcome.TIMEOUT and self._elapsed_s() >= self.settings.timeout_s:
             self.budget.stop(Limit.WALL_TIME)  # the call had the run's last seconds: the run's limit, not the tool's
         if not result.ok:
             raise script_error(result)
@@ -159,7 +204,7 @@ class _Run:
             return self._answer(SandboxEnd(Ending.CRASHED, error=NO_SANDBOX))
         stubs = CHECKER_ONLY + render_stubs(self.shown, search=self.search)
         end = SandboxEnd(Ending.LIMIT, limit=Limit.WALL_TIME)
-        with anyio.move_on_after(settings.timeout_s):
+        with self.scope:
             end = await run_script(
                 code,
                 stubs=stubs,
@@ -169,6 +214,7 @@ class _Run:
                 admit=self.admit,
                 stopped=lambda: self.budget.exceeded,
                 on_print=self.budget.take_output,
+                pauses=self.pauses,
             )
         return self._answer(end)
 

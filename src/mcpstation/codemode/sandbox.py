@@ -12,6 +12,9 @@ from mcpstation.codemode.limits import Limit
 HostFunction = Callable[[tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 """A function the script may call: answers with its value, or raises the exception the script sees."""
 
+Pauses = Callable[[str, tuple[Any, ...], dict[str, Any]], bool]
+"""Whether the run waits, suspended at this call, until it is answered: `(function, args, kwargs)`."""
+
 
 class Ending(enum.StrEnum):
     """How a run ended."""

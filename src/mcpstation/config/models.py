@@ -677,6 +677,14 @@ class PolicySettings(_Frozen):
     tool_pinning: Literal["off", "warn", "block"] = Field(
         default="warn", description="What to do when a tool's definition changes after it was first seen."
     )
+    confirm_tools: tuple[str, ...] = Field(
+        default=(),
+        description="Tools a person confirms before each call, as globs on 'server/tool' (the server's own tool "
+        "name): 'github/delete_*', '*/drop_table'. A call nobody can be asked about is refused.",
+    )
+    confirm_timeout_s: float = Field(
+        default=120.0, gt=0, description="How long a call waits for a person's answer before it is refused."
+    )
     allowed_internal_hosts: tuple[str, ...] = Field(
         default=(), description="Internal host names or IP literals the URL guard lets through anyway."
     )

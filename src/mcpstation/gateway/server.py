@@ -40,6 +40,7 @@ from mcp_types import SERVER_INFO_META_KEY
 
 from mcpstation.catalog import AnyResult, ToolResult
 from mcpstation.gateway._sessions import connection_of
+from mcpstation.gateway.confirm import elicitation_ask
 from mcpstation.gateway.relay import GatewayRelay
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller
@@ -184,9 +185,10 @@ class Gateway:
         # Always asked for: `report_progress` is a no-op when the downstream did not ask, and the
         # in-process dispatcher carries the downstream's callback without a token to test for.
         progress = ctx.session.report_progress
+        ask = elicitation_ask(ctx, self.relay.sessions)  # a confirm-tier call asks the client's person
         with self.relay.serving(owner, ctx):
             result = await self.station.requests.call_tool(
-                params.name, params.arguments or {}, caller=caller, progress=progress
+                params.name, params.arguments or {}, caller=caller, progress=progress, ask=ask
             )
         if result.outcome is Outcome.NOT_FOUND and not self._answers_itself(params.name):
             # The tool named is not one this caller has (unknown, or hidden: the same words): a

@@ -1,14 +1,15 @@
 """The one request pipeline: resolution (with the LLM surface's meta-tools), then visibility, store gate, audit, caller
-layers, argument check, URL guard, bounds, route."""
+layers, argument check, URL guard, confirm tier, bounds, route."""
 
 from mcpstation.pipeline.arguments import ArgumentCheck
 from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import CALLER_SCOPE_KEY, STATION_ISSUER, Caller, Face, Principal
+from mcpstation.pipeline.confirm import Confirmation, ConfirmTier
 from mcpstation.pipeline.kinds import KINDS, Kind, RequestKind, Upstream
 from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
 from mcpstation.pipeline.prompt_owner import PromptOwner, PromptOwners
-from mcpstation.pipeline.request import Handler, Layer, Request, Via
+from mcpstation.pipeline.request import Ask, Handler, Layer, Question, Request, Via
 from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
 from mcpstation.pipeline.store_gate import StoreGate
 from mcpstation.pipeline.surface import HOST_TOOLS, META_TOOLS, RUN_CODE, CodeTool, Surface, SurfaceTotals, ToolSurface
@@ -26,10 +27,13 @@ __all__ = [
     "RUN_CODE",
     "STATION_ISSUER",
     "ArgumentCheck",
+    "Ask",
     "AuditTrail",
     "Bounds",
     "Caller",
     "CodeTool",
+    "ConfirmTier",
+    "Confirmation",
     "Face",
     "Handler",
     "Kind",
@@ -39,6 +43,7 @@ __all__ = [
     "Principal",
     "PromptOwner",
     "PromptOwners",
+    "Question",
     "Request",
     "RequestKind",
     "Router",

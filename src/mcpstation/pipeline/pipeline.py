@@ -2,7 +2,7 @@
 same composed layers, with the caller's identity:
 
     resolve ─> visibility ─> store gate ─> audit ─> caller layers (metrics, tracing) ─> argument check ─> URL guard
-            ─> bounds ─> route
+            ─> confirm tier ─> bounds ─> route
 
 `assemble` is the one place the order is written. Visibility is outermost, so a hidden entry is
 answered exactly like an absent one and never reaches audit or metrics. Audit (and the caller's
@@ -10,7 +10,9 @@ layers) come before the rules that refuse (argument check, guard) and the bounds
 oversized answer is recorded with its outcome like any other. The argument check comes before the
 URL guard: it is local and costs a microsecond, while the guard may resolve host names, which is
 wasted on a call that is refused anyway (and whose refusal should name what to fix first). The
-store gate comes just before audit: a request it refuses (the store is down) could not be recorded.
+confirm tier comes after both, so nobody is asked about a call that is refused anyway, and before
+the bounds, whose timeout is the tool's and not the person's. The store gate comes just before
+audit: a request it refuses (the store is down) could not be recorded.
 A layer
 with nothing to do for this station is left out.
 
@@ -50,9 +52,10 @@ from mcpstation.pipeline.arguments import ArgumentCheck
 from mcpstation.pipeline.audit import AuditTrail
 from mcpstation.pipeline.bounds import Bounds
 from mcpstation.pipeline.caller import Caller
+from mcpstation.pipeline.confirm import ConfirmTier
 from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
 from mcpstation.pipeline.prompt_owner import PromptOwner, PromptOwners, PromptRule
-from mcpstation.pipeline.request import Handler, Layer, Request, Via
+from mcpstation.pipeline.request import Ask, Handler, Layer, Request, Via
 from mcpstation.pipeline.store_gate import StoreGate
 from mcpstation.pipeline.surface import CALL_TOOL, HOST_SERVER, RUN_CODE, Surface, SurfaceTotals, ToolSurface
 from mcpstation.pipeline.uri_owner import Offer, UriOwner, UriOwners
@@ -81,6 +84,7 @@ def assemble(
     caller_layers: Sequence[Layer] = (),
     arguments: ArgumentCheck | None = None,
     url_guard: UrlGuardLayer | None = None,
+    confirm: ConfirmTier | None = None,
 ) -> Handler:
     """Every request's path, outermost first (see the module docstring for why in this order)."""
     layers: list[Layer] = [visibility.layer]
@@ -93,6 +97,8 @@ def assemble(
         layers.append(arguments)
     if url_guard is not None:
         layers.append(url_guard)
+    if confirm is not None:
+        layers.append(confirm)
     layers.append(bounds)
     return compose(route, layers)
 
@@ -122,6 +128,7 @@ class Pipeline:
         surface: ToolSurface | None = None,
         uri_owners: UriOwners | None = None,
         prompt_owners: PromptOwners | None = None,
+        confirm: ConfirmTier | None = None,
     ) -> None:
         """`uri_owners` and `prompt_owners` find the owner of a URI or prompt name no listing names
         (`uri_owner.py`, `prompt_owner.py`); by default only listings and templates, and what
@@ -136,6 +143,7 @@ class Pipeline:
         self.prompt_owners = (
             prompt_owners if prompt_owners is not None else PromptOwners(catalog, lambda offer: (), dict)
         )
+        self.confirm = confirm
 
     # -- what a caller may see --------------------------------------------------------------------
 
@@ -178,6 +186,11 @@ class Pipeline:
         entry = self._catalog().tools.get(name)
         return entry.server if entry is not None else None
 
+    def needs_confirmation(self, name: str) -> bool:
+        """Whether a call of the tool named `name` waits for a person's answer (the confirm tier)."""
+        entry = self._catalog().tools.get(name)
+        return entry is not None and self.confirm is not None and self.confirm.needs(entry.server, entry.tool)
+
     def prompts_for(self, caller: Caller) -> list[CatalogPrompt]:
         return [p for p in self._catalog().prompts.values() if self.visibility.can_see(caller, p.server)]
 
@@ -205,26 +218,33 @@ class Pipeline:
         meta: Mapping[str, Any] | None = None,
         via: Via | None = None,
         run_id: str | None = None,
+        ask: Ask | None = None,
     ) -> ToolResult:
-        """Call a tool (or a meta-tool) by public name; `via` and `run_id` say a code-mode run made the call."""
+        """Call a tool (or a meta-tool) by public name; `via` and `run_id` say a code-mode run made the
+        call; `ask` is how the caller confirms a call of a confirm-tier tool (`confirm.py`)."""
         if name == RUN_CODE and self.surface is not None and self.surface.answers(name):
             code = (arguments or {}).get("code")
-            return await self.run_code(code if isinstance(code, str) else "", caller=caller, timeout_s=timeout_s)
+            text = code if isinstance(code, str) else ""
+            return await self.run_code(text, caller=caller, timeout_s=timeout_s, ask=ask)
         if self.surface is not None and self.surface.answers(name):
 
             async def call(inner: str, inner_arguments: Mapping[str, Any]) -> ToolResult:
-                return await self._call_catalog_tool(inner, inner_arguments, caller, timeout_s, progress, meta)
+                return await self._call_catalog_tool(inner, inner_arguments, caller, timeout_s, progress, meta, ask=ask)
 
             return await self.surface.answer(name, arguments or {}, caller=caller, catalog=self._catalog(), call=call)
-        return await self._call_catalog_tool(name, arguments, caller, timeout_s, progress, meta, via, run_id)
+        return await self._call_catalog_tool(name, arguments, caller, timeout_s, progress, meta, via, run_id, ask)
 
-    async def run_code(self, code: str, *, caller: Caller, timeout_s: float | None = None) -> ToolResult:
+    async def run_code(
+        self, code: str, *, caller: Caller, timeout_s: float | None = None, ask: Ask | None = None
+    ) -> ToolResult:
         """Run a code-mode script for `caller` (`mcpstation.codemode`): each tool call it makes comes
-        back through `call_tool` as this caller's own request."""
+        back through `call_tool` as this caller's own request, asked about through `ask` when it
+        needs confirmation."""
         run_id = uuid.uuid4().hex[:RUN_ID_CHARS]
         request = Request(
-            RequestKind.RUN_CODE, RUN_CODE, HOST_SERVER, RUN_CODE, caller, {"code": code}, timeout_s, run_id=run_id
-        )
+            RequestKind.RUN_CODE, RUN_CODE, HOST_SERVER, RUN_CODE, caller, {"code": code}, timeout_s, run_id=run_id,
+            ask=ask,
+        )  # fmt: skip
         result = await self.handler(request)
         assert isinstance(result, ToolResult)
         return result
@@ -239,6 +259,7 @@ class Pipeline:
         meta: Mapping[str, Any] | None,
         via: Via | None = None,
         run_id: str | None = None,
+        ask: Ask | None = None,
     ) -> ToolResult:
         entry = self._catalog().tools.get(name)
         if entry is None:
@@ -247,7 +268,7 @@ class Pipeline:
             result = await self.handler(
                 Request(
                     RequestKind.CALL_TOOL, name, entry.server, entry.tool, caller, arguments or {}, timeout_s,
-                    progress, meta=meta, via=via, run_id=run_id,
+                    progress, meta=meta, via=via, run_id=run_id, ask=ask,
                 )
             )  # fmt: skip
         assert isinstance(result, ToolResult)

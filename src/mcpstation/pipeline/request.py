@@ -8,6 +8,7 @@ type and answers with the result type of its kind (`Request.fail` builds one fro
 from __future__ import annotations
 
 import enum
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,12 +22,38 @@ from mcpstation.pipeline.caller import Caller
 from mcpstation.pipeline.kinds import KINDS, CompletionRef, RequestKind
 
 WEB_SCHEMES = frozenset({"http", "https", "ws", "wss", "ftp"})
+ARGUMENTS_SHOWN_CHARS = 400  # of the arguments' JSON, in the question a person reads
 
 
 class Via(enum.StrEnum):
     """How a request came in when a face did not send it directly (its audit record says so)."""
 
     CODE = "code"  # a call made by a code-mode script
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What a person is asked to confirm (`confirm.py`): one call, by public name, with its arguments."""
+
+    caller: Caller
+    name: str
+    server: str
+    tool: str
+    arguments: Mapping[str, Any]
+    via: Via | None = None
+    run_id: str | None = None
+
+    def text(self) -> str:
+        """`Run 'github_delete_repo' (server 'github') for api:ci-bot with {"repo": "x"}?`"""
+        shown = json.dumps(dict(self.arguments), ensure_ascii=False, default=repr)
+        if len(shown) > ARGUMENTS_SHOWN_CHARS:
+            shown = shown[: ARGUMENTS_SHOWN_CHARS - 1] + "…"
+        where = f", from code-mode run {self.run_id}" if self.via is Via.CODE and self.run_id else ""
+        return f"Run {self.name!r} (server {self.server!r}) for {self.caller.actor}{where} with {shown}?"
+
+
+Ask = Callable[[Question], Awaitable[bool]]
+"""Asks the caller to confirm a call (`confirm.py`): True runs it, False (or no answer in time) refuses it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +75,7 @@ class Request:
     meta: Mapping[str, Any] | None = None  # extra `_meta` to send upstream (trace context)
     via: Via | None = None  # None: the face sent it directly
     run_id: str | None = None  # the code-mode run: the run's own request and each call it makes
+    ask: Ask | None = field(default=None, compare=False)  # how the caller confirms a call (`confirm.py`)
 
     def fail(
         self,

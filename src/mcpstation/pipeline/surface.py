@@ -30,7 +30,7 @@ import mcp_types as types
 
 from mcpstation.catalog import Catalog, CatalogTool, LiveIndex, SearchHit, ToolResult, surface_line
 from mcpstation.catalog.search import MAX_LIMIT
-from mcpstation.config.models import StationSettings, ToolSearchMode
+from mcpstation.config.models import CodeModeSwitch, StationSettings, ToolSearchMode
 from mcpstation.errors import UsageError
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.caller import Caller
@@ -79,7 +79,8 @@ class Surface:
 
 @dataclass(frozen=True, slots=True)
 class SurfaceTotals:
-    """A surface's size and estimated schema tokens, without tool search (every visible tool) and with it."""
+    """A surface's size and estimated schema tokens, without tool search (every visible tool) and with
+    it, and, when code mode is on for it, as handed with `mcp_run_code` (whose stubs cost tokens too)."""
 
     mode: ToolSearchMode
     search: bool
@@ -87,13 +88,25 @@ class SurfaceTotals:
     all_tokens: int
     search_tools: int
     search_tokens: int
+    code_mode: CodeModeSwitch = "off"
+    code_tools: int | None = None  # None: code mode is not on for this surface
+    code_tokens: int | None = None
+
+    @property
+    def code(self) -> bool:
+        """Whether the surface is handed with `mcp_run_code`."""
+        return self.code_tools is not None
 
     @property
     def tools(self) -> int:
+        if self.code_tools is not None:
+            return self.code_tools
         return self.search_tools if self.search else self.all_tools
 
     @property
     def tokens(self) -> int:
+        if self.code_tokens is not None:
+            return self.code_tokens
         return self.search_tokens if self.search else self.all_tokens
 
     def line(self) -> str:
@@ -104,16 +117,25 @@ class SurfaceTotals:
             surface_tools=self.tools,
             surface_tokens=self.tokens,
             tool_search=self.search,
+            code_mode=self.code,
         )
 
     def to_dict(self) -> dict[str, Any]:
+        with_code = (
+            {"tools": self.code_tools, "tokens": self.code_tokens}
+            if self.code_tools is not None and self.code_tokens is not None
+            else None
+        )
         return {
             "tool_search": self.mode,
             "search": self.search,
+            "code_mode": self.code_mode,
+            "code": self.code,
             "tools": self.tools,
             "tokens": self.tokens,
             "without_search": {"tools": self.all_tools, "tokens": self.all_tokens},
             "with_search": {"tools": self.search_tools, "tokens": self.search_tokens},
+            "with_code": with_code,
         }
 
 
@@ -236,16 +258,21 @@ class ToolSurface:
         return Surface(tuple(visible), pinned, self.meta_tools(visible), search, code)
 
     def totals(self, visible: Sequence[CatalogTool]) -> SurfaceTotals:
-        """Sizes and schema tokens of the surface of a caller who sees `visible`, with and without search."""
-        pinned = [tool for tool in visible if self.is_pinned(tool)]
-        with_search = [*pinned, *self.meta_tools(visible)]
+        """Sizes and schema tokens of the surface of a caller who sees `visible`, with and without
+        search, and as handed with `mcp_run_code` when code mode is on for it."""
+        surface = self.surface(visible)
+        with_search = [*surface.pinned, *surface.meta]
+        handed = surface.tools if surface.code is not None else ()
         return SurfaceTotals(
             mode=self._settings().tool_search,
-            search=self.search_on(visible),
+            search=surface.search,
             all_tools=len(visible),
             all_tokens=sum(self.index.tokens_of(tool) for tool in visible),
             search_tools=len(with_search),
             search_tokens=sum(self.index.tokens_of(tool) for tool in with_search),
+            code_mode=self._settings().code_mode,
+            code_tools=len(handed) if handed else None,
+            code_tokens=sum(self.index.tokens_of(tool) for tool in handed) if handed else None,
         )
 
     # -- searching ----------------------------------------------------------------------------------

@@ -1,0 +1,81 @@
+"""The confirm tier: tools a person confirms before each call (`[policy] confirm_tools`).
+
+A call of such a tool waits for the caller's answer: the face that sent the request says how its
+caller is asked (`Request.ask`: the gateway asks its client through elicitation, a library user
+passes a function). Yes runs the call; no, no answer within `confirm_timeout_s`, or no way to ask
+refuses it (`Outcome.REFUSED`, with `confirmation` saying which in the structured result), so a
+call is never run unconfirmed and never dropped without an answer. The layer sits after the rules
+that refuse on their own (argument check, URL guard): nobody is asked about a call that would be
+refused anyway. A code-mode script's call is asked about exactly like a direct one; its run pauses
+until the answer (`mcpstation.codemode`).
+"""
+
+from __future__ import annotations
+
+import enum
+import fnmatch
+from collections.abc import Callable
+
+import anyio
+
+from mcpstation.catalog import AnyResult
+from mcpstation.config.models import PolicySettings
+from mcpstation.outcomes import Outcome
+from mcpstation.pipeline.kinds import RequestKind
+from mcpstation.pipeline.request import Handler, Question, Request
+
+
+class Confirmation(enum.StrEnum):
+    """Why a call of a confirm-tier tool was refused (the structured result's `confirmation`)."""
+
+    DENIED = "denied"  # the person said no
+    UNANSWERED = "unanswered"  # no answer in time
+    UNASKABLE = "unaskable"  # the face that sent the call has no way to ask its caller
+
+
+class ConfirmTier:
+    """Which tools need a person's yes, and the layer that asks, read from the settings at each call."""
+
+    def __init__(self, settings: Callable[[], PolicySettings]) -> None:
+        self._settings = settings
+
+    def needs(self, server: str, tool: str) -> bool:
+        """Whether a call of `server`'s own tool `tool` waits for a person's answer."""
+        key = f"{server}/{tool}"
+        return any(fnmatch.fnmatchcase(key, pattern) for pattern in self._settings().confirm_tools)
+
+    def __call__(self, handler: Handler) -> Handler:
+        async def confirmed(request: Request) -> AnyResult:
+            if request.kind is not RequestKind.CALL_TOOL or not self.needs(request.server, request.target):
+                return await handler(request)
+            refused = await self._answer(request)
+            if refused is None:
+                return await handler(request)
+            confirmation, reason = refused
+            structured = {"success": False, "error": reason, "confirmation": str(confirmation)}
+            return request.fail(Outcome.REFUSED, reason, structured=structured)
+
+        return confirmed
+
+    async def _answer(self, request: Request) -> tuple[Confirmation, str] | None:
+        """None when the person said yes, else why not."""
+        name = repr(request.name)
+        if request.ask is None:
+            return Confirmation.UNASKABLE, (
+                f"{name} needs a person's confirmation before each call, and this caller cannot be asked "
+                "(the gateway asks through elicitation; a library caller passes `ask`). "
+                "Fix: call it from a client that supports elicitation, or remove it from [policy] confirm_tools."
+            )
+        question = Question(
+            request.caller, request.name, request.server, request.target, request.arguments, request.via,
+            request.run_id,
+        )  # fmt: skip
+        timeout_s = self._settings().confirm_timeout_s
+        approved = False
+        with anyio.move_on_after(timeout_s) as waited:
+            approved = await request.ask(question)
+        if waited.cancelled_caught:
+            return Confirmation.UNANSWERED, f"{name} needs a person's confirmation; nobody answered in {timeout_s:g} s"
+        if not approved:
+            return Confirmation.DENIED, f"{name} needs a person's confirmation, and the call was declined"
+        return None
