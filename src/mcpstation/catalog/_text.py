@@ -153,13 +153,13 @@ _SYNONYM_GROUPS = (
     # data: tables, records, fields, documents
     "column field attribute property",
     "row record entry item",
-    "sheet spreadsheet table base",
+    "sheet spreadsheet table",
     "aggregate aggregation group total average",
     "batch bulk multiple many several simultaneously",
     "space storage size room",
     "snippet block chunk fragment",
     # people, sales and work
-    "contact lead customer prospect person",
+    "contact lead prospect person",
     "company business firm account",
     "deal opportunity sale",
     "engagement call meeting activity",
@@ -247,7 +247,7 @@ _GLOSSARY: Mapping[str, str] = {
     "订单": "order", "金额": "amount", "库存": "inventory", "附件": "attachment", "批量": "batch multiple",
     "分片": "shard", "模式": "schema",
     # sales, work and knowledge
-    "交易": "deal", "联系人": "contact", "客户": "customer contact", "公司": "company", "工单": "ticket issue",
+    "交易": "deal", "联系人": "contact", "客户": "contact", "公司": "company", "工单": "ticket issue",
     "任务": "task", "优先级": "priority", "指派": "assign", "分配": "assign", "知识库": "knowledge base",
     "云端硬盘": "drive", "网盘": "drive", "谷歌": "google", "库": "library", "最新": "latest", "研究": "research",
     "报告": "report", "爬取": "crawl", "设计稿": "design file", "设计": "design", "图标": "icon", "积分": "credit",
