@@ -32,7 +32,8 @@ STOP_WORDS = frozenset(
     should will shall may might must do does did done have has had so if then than just also only not no
     what which who whom whose how when where why there here into onto about up out over all any some each
     every such very own same other more most much many lot lots let get gets got want wants need needs
-    like via per e g eg ie etc""".split()
+    like via per e g eg ie etc one thing things whole right sure really actually
+    something anything""".split()
 )
 # "get" is a stop word on both sides: half of all tools start with it, so it tells them apart from nothing.
 
