@@ -149,7 +149,6 @@ _SYNONYM_GROUPS = (
     "artifact artifacts apk binary",
     "green passing healthy status",
     "validate check verify lint",
-    "settings configuration preferences option",
     "cost usage billing credit credits spend",
     # data: tables, records, fields, documents
     "column field attribute property",
