@@ -24,6 +24,7 @@ FRESH_FILE = HERE / "queries_fresh.json"
 OUTSIDE_DIR = HERE / "outside"
 OUTSIDE_SERVERS_DIR = OUTSIDE_DIR / "servers"
 OUTSIDE_QUERIES_FILE = OUTSIDE_DIR / "queries.json"
+OUTSIDE_FRESH_FILE = OUTSIDE_DIR / "queries_fresh.json"
 
 
 @dataclass(frozen=True)
@@ -61,8 +62,11 @@ def load_queries(*, fresh: bool = True) -> list[Query]:
 
 
 def load_outside_queries() -> list[Query]:
-    """The outside set's requests; each row's `split` is "outside"."""
-    return [_query({**r, "split": "outside"}) for r in json.loads(OUTSIDE_QUERIES_FILE.read_text())]
+    """The outside set's requests: split "outside" (frozen before tuning) and "fresh" (written after it)."""
+    rows = [{**r, "split": "outside"} for r in json.loads(OUTSIDE_QUERIES_FILE.read_text())]
+    if OUTSIDE_FRESH_FILE.exists():
+        rows += [{**r, "split": "fresh"} for r in json.loads(OUTSIDE_FRESH_FILE.read_text())]
+    return [_query(r) for r in rows]
 
 
 def _query(row: dict[str, Any]) -> Query:
