@@ -1,10 +1,16 @@
-"""The evaluation corpus: stored tool lists as a real `Catalog`, and the queries."""
+"""The evaluation corpora: stored tool lists as a real `Catalog`, and the queries.
+
+Two fleets: `servers/` with `queries.json` and `queries_fresh.json` (the set the ranker was built on),
+and `outside/servers/` with `outside/queries.json` (other servers, requests written by someone else,
+frozen before any tuning on them).
+"""
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import mcp_types as types
 
@@ -15,6 +21,10 @@ HERE = Path(__file__).resolve().parent
 SERVERS_DIR = HERE / "servers"
 QUERIES_FILE = HERE / "queries.json"
 FRESH_FILE = HERE / "queries_fresh.json"
+OUTSIDE_DIR = HERE / "outside"
+OUTSIDE_SERVERS_DIR = OUTSIDE_DIR / "servers"
+OUTSIDE_QUERIES_FILE = OUTSIDE_DIR / "queries.json"
+OUTSIDE_FRESH_FILE = OUTSIDE_DIR / "queries_fresh.json"
 
 
 @dataclass(frozen=True)
@@ -26,11 +36,11 @@ class Query:
     expected: tuple[str, ...]  # "server/tool" identities, any of which is a correct answer
 
 
-def load_listings() -> tuple[list[ServerListing], dict[str, str]]:
+def load_listings(servers_dir: Path = SERVERS_DIR) -> tuple[list[ServerListing], dict[str, str]]:
     """Every stored server's listing, and its instructions (for the index's server text)."""
     listings: list[ServerListing] = []
     texts: dict[str, str] = {}
-    for path in sorted(SERVERS_DIR.glob("*.json")):
+    for path in sorted(servers_dir.glob("*.json")):
         record = json.loads(path.read_text())
         tools = tuple(types.Tool.model_validate(t) for t in record["tools"])
         listings.append(ServerListing(server=record["server"], tools=tools))
@@ -38,8 +48,8 @@ def load_listings() -> tuple[list[ServerListing], dict[str, str]]:
     return listings, texts
 
 
-def load_catalog(naming: str = "prefix") -> tuple[list[CatalogTool], dict[str, str]]:
-    listings, texts = load_listings()
+def load_catalog(naming: str = "prefix", servers_dir: Path = SERVERS_DIR) -> tuple[list[CatalogTool], dict[str, str]]:
+    listings, texts = load_listings(servers_dir)
     catalog = Catalog.build(listings, naming=naming)  # type: ignore[arg-type]
     return list(catalog.tools.values()), texts
 
@@ -48,4 +58,16 @@ def load_queries(*, fresh: bool = True) -> list[Query]:
     rows = json.loads(QUERIES_FILE.read_text())
     if fresh and FRESH_FILE.exists():
         rows += json.loads(FRESH_FILE.read_text())
-    return [Query(r["id"], r["kind"], r["split"], r["query"], tuple(r["expected"])) for r in rows]
+    return [_query(r) for r in rows]
+
+
+def load_outside_queries() -> list[Query]:
+    """The outside set's requests: split "outside" (frozen before tuning) and "fresh" (written after it)."""
+    rows = [{**r, "split": "outside"} for r in json.loads(OUTSIDE_QUERIES_FILE.read_text())]
+    if OUTSIDE_FRESH_FILE.exists():
+        rows += [{**r, "split": "fresh"} for r in json.loads(OUTSIDE_FRESH_FILE.read_text())]
+    return [_query(r) for r in rows]
+
+
+def _query(row: dict[str, Any]) -> Query:
+    return Query(row["id"], row["kind"], row["split"], row["query"], tuple(row["expected"]))

@@ -4,6 +4,7 @@
     .venv/bin/python bench/search/evaluate.py --split dev      # only the queries used while tuning
     .venv/bin/python bench/search/evaluate.py --misses         # list the queries whose answer is not in the top 5
     .venv/bin/python bench/search/evaluate.py --json out.json  # every query's rank, per mode
+    .venv/bin/python bench/search/evaluate.py --set outside --mode lexical   # the outside fleet and its requests
 
 Hybrid needs the `search` extra (`pip install -e '.[search]'`); without it only lexical runs.
 A query counts as found at rank r when any of its expected tools is the r-th hit (MRR counts
@@ -22,12 +23,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from corpus import Query, load_catalog, load_queries
+from corpus import OUTSIDE_SERVERS_DIR, Query, load_catalog, load_outside_queries, load_queries
 
 from mcpstation.catalog.search import ToolIndex
 
 MRR_DEPTH = 10
-KINDS = ("paraphrase", "task", "lookalike", "chinese")
+KINDS = ("terse", "verbose", "paraphrase", "task", "codemode", "lookalike", "chinese")
 
 
 def rank_of(index: ToolIndex, query: Query) -> int | None:
@@ -72,14 +73,19 @@ def table(results: dict[str, dict[str, int | None]], queries: Sequence[Query], t
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", choices=["own", "outside"], default="own", help="which fleet and requests")
     parser.add_argument("--split", choices=["dev", "test", "fresh", "all"], default="all")
     parser.add_argument("--mode", choices=["lexical", "hybrid", "both"], default="both")
     parser.add_argument("--misses", action="store_true", help="list queries not found in the top 5")
     parser.add_argument("--json", type=Path, help="write every query's rank per mode here")
     ns = parser.parse_args()
 
-    tools, texts = load_catalog()
-    queries = [q for q in load_queries() if ns.split == "all" or q.split == ns.split]
+    if ns.set == "outside":
+        tools, texts = load_catalog(servers_dir=OUTSIDE_SERVERS_DIR)
+        queries = load_outside_queries()
+    else:
+        tools, texts = load_catalog()
+        queries = [q for q in load_queries() if ns.split == "all" or q.split == ns.split]
     indexes: dict[str, ToolIndex] = {}
     if ns.mode in ("lexical", "both"):
         started = time.perf_counter()

