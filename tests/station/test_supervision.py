@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from station_helpers import START_TIMEOUT_S, chaos, demo, paged, pid_alive
+from station_helpers import START_TIMEOUT_S, chaos, demo, inproc, paged, pid_alive
 
 from mcpstation import Station, StationConfig
 from mcpstation.connection import ConnectionState
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.anyio
 FAST_RESTARTS = {"restart_backoff_s": 0.1, "restart_backoff_max_s": 0.5}
 
 
-def config(*servers: dict, **station: object) -> StationConfig:
+def config(*servers: object, **station: object) -> StationConfig:
     return StationConfig(servers=servers, station=station)
 
 
@@ -39,7 +39,7 @@ async def healthy_neighbour_answers(station: Station) -> None:
 
 async def test_crash_mid_call_reports_connection_lost_and_restarts_with_backoff():
     with anyio.fail_after(START_TIMEOUT_S):
-        async with Station(config(demo("healthy"), chaos("crashy", "crash-on-call"), **FAST_RESTARTS)) as station:
+        async with Station(config(inproc("healthy"), chaos("crashy", "crash-on-call"), **FAST_RESTARTS)) as station:
             first_pid = station.connection("crashy").pid
             result = await station.call_tool("mcp_crashy_boom", {})
             assert not result.ok and "connection lost" in result.error and "not retried" in result.error
@@ -53,7 +53,7 @@ async def test_crash_mid_call_reports_connection_lost_and_restarts_with_backoff(
 async def test_circuit_breaker_opens_after_consecutive_failures_until_reconnect():
     settings = {**FAST_RESTARTS, "max_consecutive_failures": 3}
     with anyio.fail_after(START_TIMEOUT_S):
-        async with Station(config(demo("healthy"), chaos("crashy", "crash-on-call"), **settings)) as station:
+        async with Station(config(inproc("healthy"), chaos("crashy", "crash-on-call"), **settings)) as station:
             for _ in range(3):
                 await wait_state(station, "crashy", "READY", "FAILED")
                 if str(station.connection("crashy").state) == "FAILED":
@@ -70,7 +70,7 @@ async def test_circuit_breaker_opens_after_consecutive_failures_until_reconnect(
 
 async def test_hung_call_times_out_cancels_only_that_request():
     with anyio.fail_after(START_TIMEOUT_S):
-        async with Station(config(demo("healthy"), chaos("hangs", "hang-on-call"))) as station:
+        async with Station(config(inproc("healthy"), chaos("hangs", "hang-on-call"))) as station:
             started = time.monotonic()
             async with anyio.create_task_group() as tg:
                 outcome: dict[str, object] = {}
@@ -90,7 +90,7 @@ async def test_hung_call_times_out_cancels_only_that_request():
 @pytest.mark.parametrize("mode", ["garbage-stdout", "invalid-utf8", "wrong-ids", "stderr-flood"])
 async def test_noise_on_the_wire_is_survived(mode: str):
     with anyio.fail_after(START_TIMEOUT_S):
-        async with Station(config(demo("healthy"), chaos("noisy", mode, protocol="legacy"))) as station:
+        async with Station(config(inproc("healthy"), chaos("noisy", mode, protocol="legacy"))) as station:
             [noisy] = [s for s in station.status().servers if s.name == "noisy"]
             assert noisy.state == "READY", noisy.error
             assert (await station.call_tool("mcp_noisy_ping_me", {})).text == "pong"
@@ -102,7 +102,7 @@ async def test_noise_on_the_wire_is_survived(mode: str):
 async def test_oversized_result_fails_with_a_clear_error_and_the_session_survives():
     settings = {"hard_max_result_bytes": 8 * 1024 * 1024}
     with anyio.fail_after(START_TIMEOUT_S):
-        async with Station(config(demo("healthy"), chaos("big", "big-result", "--mb", "50"), **settings)) as station:
+        async with Station(config(inproc("healthy"), chaos("big", "big-result", "--mb", "50"), **settings)) as station:
             result = await station.call_tool("mcp_big_big", {}, timeout_s=60)
             assert result.outcome is Outcome.TOO_LARGE and "message too large" in result.error
             assert (await station.call_tool("mcp_big_ping_me", {})).text == "pong"
@@ -123,7 +123,7 @@ async def test_large_result_is_cut_with_head_tail_and_marker():
 async def test_notification_storm_costs_a_handful_of_list_requests():
     with anyio.fail_after(START_TIMEOUT_S):
         spec = chaos("stormy", "flood", "--count", "300", protocol="legacy")
-        async with Station(config(demo("healthy"), spec)) as station:
+        async with Station(config(inproc("healthy"), spec)) as station:
             before = int((await station.call_tool("mcp_stormy_list_count", {})).text)
             flooded = await station.call_tool("mcp_stormy_flood", {}, timeout_s=30)
             assert flooded.ok, flooded.error
@@ -161,7 +161,7 @@ async def test_stopping_many_servers_runs_concurrently():
 async def test_unresponsive_server_is_found_by_the_health_check_and_recycled():
     settings = {"health_interval_s": 0.3, "health_timeout_s": 0.5, **FAST_RESTARTS}
     with anyio.fail_after(START_TIMEOUT_S):
-        async with Station(config(demo("healthy"), demo("frozen", protocol="legacy"), **settings)) as station:
+        async with Station(config(inproc("healthy"), demo("frozen", protocol="legacy"), **settings)) as station:
             pid = station.connection("frozen").pid
             assert pid is not None
             os.kill(pid, signal.SIGSTOP)
