@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from _processes import alive, children_of
+from station_helpers import TINY_SERVER
 
 PY = sys.executable
 TIMEOUT_S = 90  # one command; a test runs up to six, one after another
@@ -32,6 +33,10 @@ naming = "prefix"
 command = "{PY}"
 args = ["-m", "mcpstation.testing.demo_server"]
 """
+
+
+# Where the command, not the server, is the subject: the stdlib tiny server starts in milliseconds.
+TINY = DEMO.replace('args = ["-m", "mcpstation.testing.demo_server"]', f'args = ["{TINY_SERVER}"]')
 
 
 def run(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -127,7 +132,7 @@ def test_status_exits_3_when_no_server_is_reachable_with_its_table_unsqueezed(tm
 
 
 def test_trusted_static_config_warnings_are_said_once_until_they_change(tmp_path: Path):
-    risky = DEMO + 'env = { PYTHONPATH = "/nonexistent" }\n'
+    risky = TINY + 'env = { PYTHONPATH = "/nonexistent" }\n'
     config = write_config(tmp_path, risky)
     said = "static server 'demo': environment variable PYTHONPATH can change which code the program runs"
 
@@ -145,11 +150,11 @@ def test_trusted_static_config_warnings_are_said_once_until_they_change(tmp_path
 
 
 def test_config_is_found_in_the_working_directory_and_by_env(tmp_path: Path):
-    write_config(tmp_path, DEMO.replace("servers.demo", "servers.here"))
+    write_config(tmp_path, TINY.replace("servers.demo", "servers.here"))
     done = run("tools", "list", "--json", cwd=tmp_path)
     assert done.returncode == 0 and any(t["server"] == "here" for t in json.loads(done.stdout))
     elsewhere = tmp_path / "other.toml"
-    elsewhere.write_text(DEMO.replace("servers.demo", "servers.viaenv"))
+    elsewhere.write_text(TINY.replace("servers.demo", "servers.viaenv"))
     done = run("tools", "list", "--json", cwd=tmp_path, env={"MCPSTATION_CONFIG": str(elsewhere)})
     assert done.returncode == 0 and any(t["server"] == "viaenv" for t in json.loads(done.stdout))
 
