@@ -7,6 +7,10 @@ For each server: the suite (`@modelcontextprotocol/conformance server --suite al
 the server's own streamable HTTP endpoint (direct), then against `python -m mcpstation gateway`
 (bare naming, streamable HTTP) fronting the same server over stdio. The table lists every check
 whose status differs between the two, and the totals. Needs `npm ci` (Node and the packages).
+
+Servers: server-everything (npm, TypeScript; from package.json), our own conformance server for
+reference, and with `--context7 DIR` Upstash's Context7 server (npm, TypeScript), installed apart
+from the project: `npm install --prefix DIR @upstash/context7-mcp@4.1.1`.
 """
 
 from __future__ import annotations
@@ -136,11 +140,32 @@ def through_gateway(subject: Subject, work: Path) -> Checks:
         process.wait(timeout=60)
 
 
-def subjects() -> list[Subject]:
+CONTEXT7 = "@upstash/context7-mcp@4.1.1"  # TypeScript, npm; with --context7 DIR (see the module's docstring)
+
+
+def context7(root: Path) -> Subject:
+    """Upstash's Context7 server from `root/node_modules` (`npm install --prefix DIR ...`)."""
+    entry = root / "node_modules" / "@upstash" / "context7-mcp" / "dist" / "index.js"
+    if not entry.is_file():
+        sys.exit(f"{entry} is missing: npm install --prefix {root} {CONTEXT7}")
+    node = str(node_dir() / "node")
+    return Subject(
+        f"Context7 ({CONTEXT7}, TypeScript)",
+        "context7",
+        http=[node, str(entry), "--transport", "http", "--port", "{port}"],
+        http_env={},
+        stdio=[node, str(entry)],
+        stdio_env={},
+    )
+
+
+def subjects(context7_root: Path | None) -> list[Subject]:
     stdio, http = everything_stdio_command(), everything_http_command(0)  # PORT is set per run below
     if stdio is None or http is None:
         sys.exit(f"server-everything cannot start: {missing_reason()}")
+    extra = [context7(context7_root)] if context7_root is not None else []
     return [
+        *extra,
         Subject(
             "server-everything",
             "everything",
@@ -189,13 +214,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, help="write the tables (markdown) here; else print them")
     parser.add_argument("--only", help="run only the subject whose name starts with this")
+    parser.add_argument("--context7", type=Path, help=f"a folder where `npm install --prefix` put {CONTEXT7}")
     args = parser.parse_args()
     if not HARNESS.is_file():
         sys.exit("@modelcontextprotocol/conformance is not installed: run `npm ci`")
     lines: list[str] = []
     with tempfile.TemporaryDirectory(prefix="mcps-conformance-") as tmp:
         work = Path(tmp)
-        for subject in subjects():
+        for subject in subjects(args.context7):
             if args.only and not subject.name.startswith(args.only):
                 continue
             print(f"{subject.name}: direct ...", file=sys.stderr, flush=True)
