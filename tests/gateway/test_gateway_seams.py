@@ -1,5 +1,6 @@
 """Seams of the gateway. A URI that no listing holds reaches its owner: a downstream client
-subscribes to it, hears its updates, and unsubscribes; an unclear owner is refused with the
+subscribes to it (or a 2026-07-28 client listens for it), hears its updates, and unsubscribes (or
+ends its stream, which ends the upstream subscription); an unclear owner is refused with the
 candidates in the error. So do a prompt name and a completion reference that no listing holds.
 An upstream's protocol error stays a protocol error. Real in-process servers behind a gateway
 served over HTTP."""
@@ -14,6 +15,7 @@ import mcp_types as types
 import pytest
 from gateway_helpers import http_gateway
 from mcp.client import Client
+from mcp.client.subscriptions import ResourceUpdated
 from mcp.shared.exceptions import MCPError
 from outcome_server import build_outcome_server
 from prompt_server import PromptServer
@@ -119,3 +121,20 @@ async def test_an_unclear_prompt_owner_is_a_protocol_error_naming_the_candidates
     assert unclear.value.error.code == types.INVALID_PARAMS
     assert "'alpha', 'beta' (they offer prompts)" in unclear.value.error.message
     assert alpha.gets == beta.gets == []
+
+
+async def test_a_modern_listen_stream_subscribes_upstream_while_it_lasts() -> None:
+    alpha = UriServer("alpha", listed=("shared://a",), subscribe=True)
+    beta = UriServer("beta", listed=("shared://b",))
+    async with http_gateway(config(alpha, beta)) as (_station, url), Client(url) as client:
+        with anyio.fail_after(CALL_TIMEOUT_S):
+            async with client.listen(resource_subscriptions=["watched://x", "shared://b"]) as stream:
+                # alpha alone can subscribe, so it owns watched://x; beta cannot subscribe to its own
+                # shared://b, which the stream therefore does not honor.
+                assert list(stream.honored.resource_subscriptions or ()) == ["watched://x"]
+                assert alpha.subscriptions == ["watched://x"] and beta.subscriptions == []
+                await alpha.updated("watched://x")
+                assert await stream.__anext__() == ResourceUpdated(uri="watched://x")
+                unsubscribed = alpha.unsubscribed
+            await unsubscribed.wait()  # the stream ended: its upstream subscription goes with it
+            assert alpha.subscriptions == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server.lowlevel.server import ServerRequestContext
 from mcp.server.mcpserver import MCPServer
@@ -19,6 +20,7 @@ class UriServer:
         self.name = name
         self.reads: list[str] = []
         self.subscriptions: list[str] = []
+        self.unsubscribed = anyio.Event()  # set at each unsubscribe (then replaced)
         self.session: ServerSession | None = None
         self.server = MCPServer(name)
         for number, uri in enumerate(listed):
@@ -52,4 +54,6 @@ class UriServer:
 
     async def _unsubscribe(self, ctx: ServerRequestContext[Any, Any], params: types.UnsubscribeRequestParams) -> Any:
         self.subscriptions.remove(str(params.uri))
+        self.unsubscribed.set()
+        self.unsubscribed = anyio.Event()
         return types.EmptyResult()

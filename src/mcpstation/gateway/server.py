@@ -16,6 +16,7 @@ station could not complete (refused, timed out, server down) is an error result 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import Any, NoReturn, TypeVar
@@ -85,8 +86,9 @@ class Gateway:
         self.relay = relay if relay is not None else GatewayRelay()
         self.local_caller = local_caller
         self.bus = InMemorySubscriptionBus()
-        self.listen = ListenHandler(self.bus)
+        self.streams = ListenHandler(self.bus)
         self.subscribers: dict[str, dict[int, ServerSession]] = {}  # uri -> downstream sessions
+        self.listening: Counter[str] = Counter()  # uri -> open listen streams that asked for it
 
     def caller_of(self, ctx: ServerRequestContext[Any, Any]) -> Caller:
         """The request's caller: its HTTP scope's (set by the access guard), else the local one.
@@ -251,8 +253,7 @@ class Gateway:
         the first caller (every later one must be able to see it too)."""
         uri = str(params.uri)
         caller = self.caller_of(ctx)
-        sessions = self.subscribers.get(uri, {})
-        if not sessions or not self.station.requests.can_see_uri(uri, caller):
+        if not self._wanted(uri) or not self.station.requests.can_see_uri(uri, caller):
             result = await self.station.requests.subscribe(uri, caller=caller)
             if not result.ok:
                 _raise_for(result, resource=True)
@@ -268,10 +269,50 @@ class Gateway:
         sessions.pop(id(connection_of(ctx.session)), None)
         if not sessions:
             self.subscribers.pop(uri, None)
+            if not self._wanted(uri):
+                result = await self.station.requests.unsubscribe(uri, caller=caller)
+                if not result.ok:
+                    _raise_for(result, resource=True)
+        return types.EmptyResult()
+
+    async def listen(
+        self, ctx: ServerRequestContext[Any, Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """`subscriptions/listen` (2026-07-28): each resource URI the stream asks for is subscribed
+        upstream, through the pipeline as this caller, for as long as a stream or a handshake-era
+        session wants it. A URI the pipeline refuses (hidden, no clear owner, not subscribable) is
+        left out of what the stream honors, so its updates never reach this caller."""
+        asked = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        caller = self.caller_of(ctx)
+        held: list[str] = []
+        try:
+            for uri in asked:
+                if self._wanted(uri) and self.station.requests.can_see_uri(uri, caller):
+                    held.append(uri)
+                elif (await self.station.requests.subscribe(uri, caller=caller)).ok:
+                    held.append(uri)
+                else:
+                    continue
+                self.listening[uri] += 1
+            honored = params.notifications.model_copy(update={"resource_subscriptions": held or None})
+            return await self.streams(ctx, params.model_copy(update={"notifications": honored}))
+        finally:
+            with anyio.CancelScope(shield=True):
+                for uri in held:
+                    await self._stop_listening(uri, caller)
+
+    async def _stop_listening(self, uri: str, caller: Caller) -> None:
+        self.listening[uri] -= 1
+        if self.listening[uri] <= 0:
+            del self.listening[uri]
+        if not self._wanted(uri):
             result = await self.station.requests.unsubscribe(uri, caller=caller)
             if not result.ok:
-                _raise_for(result, resource=True)
-        return types.EmptyResult()
+                logger.warning("unsubscribing %r upstream after its last listener left: %s", uri, result.error)
+
+    def _wanted(self, uri: str) -> bool:
+        """Whether a handshake-era session or a listen stream holds a subscription to `uri`."""
+        return bool(self.subscribers.get(uri)) or self.listening.get(uri, 0) > 0
 
     async def resource_updated(self, uri: str) -> None:
         notification = types.ResourceUpdatedNotification(params=types.ResourceUpdatedNotificationParams(uri=uri))
@@ -294,7 +335,7 @@ class Gateway:
             try:
                 yield {}
             finally:
-                self.listen.close()
+                self.streams.close()
                 tg.cancel_scope.cancel()
 
     async def watch_catalog(self) -> None:
