@@ -43,10 +43,11 @@ UserKey = tuple[tuple[str, str], str]  # ((issuer, subject), server)
 class _Subject:
     """A user's newest own access token, held for their connection while it lives."""
 
-    __slots__ = ("token",)
+    __slots__ = ("expires_at", "token")
 
-    def __init__(self, token: SecretStr | None = None) -> None:
+    def __init__(self, token: SecretStr | None = None, expires_at: float | None = None) -> None:
         self.token = token
+        self.expires_at = expires_at  # the token's `exp`: what is exchanged for it is not used past it
 
 
 class UserConnections:
@@ -105,9 +106,10 @@ class UserConnections:
         key: UserKey = (principal.key, spec.name)
         subject = self._subjects.setdefault(key, _Subject())
         subject.token = principal.subject_token  # the newest of the user's tokens is what gets exchanged
+        subject.expires_at = principal.expires_at
         token_key = TokenKey(principal.key, upstream_resource(spec), spec.auth.scopes)
         try:
-            await self.tokens.exchange(client, token_key, principal.subject_token)
+            await self.tokens.exchange(client, token_key, principal.subject_token, not_after=principal.expires_at)
         except UpstreamTokenError as exc:
             raise UpstreamIdentityError(
                 f"server {spec.name!r}: no token for {principal.subject!r} ({exc.failure}): {exc}",
@@ -139,9 +141,9 @@ class UserConnections:
             if connection is not None and self._usable(connection, wanted):
                 return connection
             if connection is not None:  # its server's entry changed, or it failed
-                token = subject.token
+                token, expires_at = subject.token, subject.expires_at
                 self._close(key, connection)  # forgets its holder
-                subject = self._subjects.setdefault(key, _Subject(token))
+                subject = self._subjects.setdefault(key, _Subject(token, expires_at))
             return self._open(key, wanted, subject, client, token_key)
 
     @staticmethod
@@ -158,7 +160,7 @@ class UserConnections:
             token = subject.token
             if token is None:  # the connection is closing: nothing to act on
                 raise UpstreamTokenError("the user's connection is closed", TokenFailure.UNREACHABLE)
-            return await self.tokens.exchange(client, token_key, token)
+            return await self.tokens.exchange(client, token_key, token, not_after=subject.expires_at)
 
         auth = MintedTokenAuth(mint, lambda token: self.tokens.forget(token_key, token), server=spec.name)
         connection = ServerConnection(spec, self._settings(), hooks=UserHooks(self._hooks, auth))

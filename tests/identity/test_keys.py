@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import jwt
 import pytest
 from identity_helpers import USERS
 from idp import TestIdp, idp_missing
@@ -106,6 +107,8 @@ async def test_a_rotated_key_is_accepted_within_seconds():
                 except InvalidToken:
                     await anyio.sleep(0.1)
     assert verified.principal.subject == "alice"
+    claims = jwt.decode(rotated, options={"verify_signature": False})
+    assert verified.principal.expires_at == claims["exp"]  # what an exchanged token may not outlive
 
 
 async def test_a_thousand_random_key_ids_cause_at_most_one_fetch_per_window():

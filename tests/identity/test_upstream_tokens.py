@@ -3,6 +3,8 @@ what is forgotten, and each way of failing, typed, without the subject token in 
 
 from __future__ import annotations
 
+import time
+
 import anyio
 import jwt
 import pytest
@@ -67,3 +69,25 @@ async def test_each_failure_is_typed_and_never_shows_the_subject_token():
             assert caught.value.failure is failure
             assert subject_text not in str(caught.value)
         assert tokens.minted == 0
+
+
+async def test_an_exchanged_token_is_not_kept_past_the_subject_tokens_expiry():
+    async with station_socket() as (_, public_url), running_provider(public_url) as idp:
+        client = TokenClient(idp.issuer, STATION_CLIENT[0], SecretStr(STATION_CLIENT[1]))
+        subject = SecretStr(await idp.user_token("alice", groups=(USERS,), scope="mcp:tools"))
+        expires_at = jwt.decode(subject.get_secret_value(), options={"verify_signature": False})["exp"]
+        assert expires_at - time.time() > EXPIRY_MARGIN_S + 60  # the exchanged token alone would be kept
+        tokens = UpstreamTokens()
+        key = TokenKey((idp.issuer, "alice"), UPSTREAM)
+
+        await tokens.exchange(client, key, subject, not_after=expires_at)
+        await tokens.exchange(client, key, subject, not_after=expires_at)
+        assert tokens.minted == 1  # within both lifetimes: kept
+        tokens.forget_user((idp.issuer, "alice"))
+        soon = time.time() + 1.0  # as if the user's own token expired in a second
+        await tokens.exchange(client, key, subject, not_after=soon)
+        await tokens.exchange(client, key, subject, not_after=soon)
+        assert tokens.minted == 2
+        await anyio.sleep(1.2)
+        await tokens.exchange(client, key, subject, not_after=soon)  # past it: not used, minted again
+        assert tokens.minted == 3

@@ -151,6 +151,7 @@ def principal_of(claims: Mapping[str, Any], issuer: TrustedIssuer, token: Secret
         groups=_names(claims.get(mapping.groups_claim)),
         scopes=_names(claims.get("scope")) | _names(claims.get("scp")),
         subject_token=token,
+        expires_at=float(claims["exp"]) if isinstance(claims.get("exp"), int | float) else None,
     )
 
 

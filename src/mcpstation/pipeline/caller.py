@@ -61,6 +61,7 @@ class Principal:
     groups: frozenset[str] = frozenset()
     scopes: frozenset[str] = frozenset()
     subject_token: SecretStr | None = field(default=None, repr=False, compare=False)
+    expires_at: float | None = field(default=None, compare=False)  # the subject token's `exp` (epoch seconds)
 
     @property
     def key(self) -> tuple[str, str]:

@@ -11,7 +11,8 @@ RFC 8414 or OpenID metadata) for two kinds of token, authenticated as the statio
   when that server has no credentials of its own).
 
 Each token is cached by its `TokenKey` (who, which upstream, which scopes) until shortly before it
-expires, and minted once for all who ask at the same time: fifty concurrent calls by one user make
+expires, never past the subject token's own expiry (an exchanged token does not outlive the
+sign-in it came from), and minted once for all who ask at the same time: fifty concurrent calls by one user make
 one exchange. `forget` drops a token an upstream refused, unless a newer one replaced it already,
 so concurrent refusals cause one new exchange, not one each. Nothing here logs or keeps a subject
 token; a failure is an `UpstreamTokenError`, never a fallback to another credential.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -101,8 +103,13 @@ class UpstreamTokens:
         self._endpoints: dict[str, str] = {}
         self.minted = 0  # token requests answered with a token, for tests and status
 
-    async def exchange(self, client: TokenClient, key: TokenKey, subject_token: SecretStr) -> SecretStr:
+    async def exchange(
+        self, client: TokenClient, key: TokenKey, subject_token: SecretStr, *, not_after: float | None = None
+    ) -> SecretStr:
         """A token naming `key.resource` for `key.user`, exchanged (RFC 8693) for `subject_token`.
+
+        `not_after` is when the subject token expires (seconds since the epoch, its `exp`): the
+        exchanged token is not used past it, whatever its own lifetime.
 
         Raises:
             UpstreamTokenError: the authorization server could not be reached or refused.
@@ -114,7 +121,7 @@ class UpstreamTokens:
             "requested_token_type": ACCESS_TOKEN_TYPE,
             "resource": key.resource,
         }
-        return await self._token(client, key, form)
+        return await self._token(client, key, form, not_after)
 
     async def own(self, client: TokenClient, key: TokenKey) -> SecretStr:
         """A token naming `key.resource` for the station itself (client credentials).
@@ -135,7 +142,9 @@ class UpstreamTokens:
         for key in [k for k in self._cache if k.user == user]:
             del self._cache[key]
 
-    async def _token(self, client: TokenClient, key: TokenKey, form: dict[str, str]) -> SecretStr:
+    async def _token(
+        self, client: TokenClient, key: TokenKey, form: dict[str, str], not_after: float | None = None
+    ) -> SecretStr:
         cached = self._fresh(key)
         if cached is not None:
             return cached
@@ -154,8 +163,11 @@ class UpstreamTokens:
                 )
             lifetime = answer.get("expires_in")
             lifetime_s = float(lifetime) if isinstance(lifetime, int | float) and lifetime > 0 else DEFAULT_LIFETIME_S
+            keep_s = max(lifetime_s - EXPIRY_MARGIN_S, 1.0)
+            if not_after is not None:  # never past the subject token's expiry (at or before now: not kept)
+                keep_s = min(keep_s, not_after - time.time())
             secret = SecretStr(token)
-            self._cache[key] = _Cached(secret, anyio.current_time() + max(lifetime_s - EXPIRY_MARGIN_S, 1.0))
+            self._cache[key] = _Cached(secret, anyio.current_time() + keep_s)
             self.minted += 1
             return secret
 
