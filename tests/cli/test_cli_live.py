@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_probe import run_loading, under
 
 from mcpstation.cli._control import CONTROL_DIR_MODE, control_socket_path
 
@@ -207,23 +208,12 @@ HEAVY = ("mcpstation.station", "mcpstation.store", "mcp", "mcp_types", "starlett
 def test_the_cli_path_imports_neither_the_station_nor_the_sdk(up: Up, tmp_path: Path):
     """`--help`, and a call the running station answers, load none of the heavy parts (typer itself
     brings pydantic to validate the parameters of any command that runs, so that is no test)."""
-    probe = (
-        "import json, sys\n"
-        "modules_file, sys.argv = sys.argv[1], ['mcpstation', *sys.argv[2:]]\n"
-        "from mcpstation.cli import main\n"
-        "try:\n    main()\n"
-        "except SystemExit:\n    pass\n"
-        "with open(modules_file, 'w') as f:\n    json.dump(sorted(sys.modules), f)\n"
-    )
     for args in (["--help"], ["call", "mcp_demo_add", "--args", '{"a": 1, "b": 2}', "--json"]):
-        modules_file = tmp_path / "modules.json"
-        done = subprocess.run(
-            [PY, "-c", probe, str(modules_file), "--config", str(up.config), *args],
-            cwd=up.root, env=_env(up.data), capture_output=True, text=True, timeout=COMMAND_TIMEOUT_S,
-        )  # fmt: skip
+        done, loaded = run_loading(
+            ["--config", str(up.config), *args], cwd=up.root, env=_env(up.data), timeout_s=COMMAND_TIMEOUT_S
+        )
         assert done.returncode == 0, done.stderr
-        loaded = set(json.loads(modules_file.read_text()))
-        assert not {m for m in loaded for h in HEAVY if m == h or m.startswith(h + ".")}, args
+        assert not under(loaded, HEAVY), args
         if args == ["--help"]:
             assert "pydantic" not in loaded
     assert json.loads(done.stdout)["structured"] == {"result": 3}  # the call was answered, by the running station

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_probe import run_loading, under
+
 PY = sys.executable
 TIMEOUT_S = 180  # one command on a loaded 2-core machine
 COUNTED = Path(__file__).with_name("counted_server.py")
@@ -96,27 +98,15 @@ def test_a_name_nobody_has_is_not_found_after_looking(tmp_path: Path):
 
 def test_a_command_that_needs_only_the_store_loads_neither_the_sdk_nor_a_server(tmp_path: Path):
     project = Project(tmp_path)
-    probe = (
-        "import json, sys\n"
-        "modules_file, sys.argv = sys.argv[1], ['mcpstation', *sys.argv[2:]]\n"
-        "from mcpstation.cli import main\n"
-        "try:\n    main()\n"
-        "except SystemExit:\n    pass\n"
-        "with open(modules_file, 'w') as f:\n    json.dump(sorted(sys.modules), f)\n"
-    )
-    modules_file = tmp_path / "modules.json"
     env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | {
         "MCPSTATION_DATA_DIR": str(tmp_path / "data")
     }
-    done = subprocess.run(
-        [PY, "-c", probe, str(modules_file), "--config", str(project.config), "audit", "--json"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=TIMEOUT_S,
-    )  # fmt: skip
+    done, loaded = run_loading(
+        ["--config", str(project.config), "audit", "--json"], cwd=tmp_path, env=env, timeout_s=TIMEOUT_S
+    )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == {"calls": [], "actions": []}
-    loaded = set(json.loads(modules_file.read_text()))
     assert "mcpstation.store" in loaded  # it did read the store
     # The config's protocol versions come from mcp_types; the SDK's sessions and the station do not load.
-    assert not {m for m in loaded for h in ("mcp", "mcpstation.station", "mcpstation.pipeline", "mcpstation.pool")
-                if m == h or m.startswith(h + ".")}  # fmt: skip
+    assert not under(loaded, ("mcp", "mcpstation.station", "mcpstation.pipeline", "mcpstation.pool"))
     assert (project.starts("a"), project.starts("b")) == (0, 0)

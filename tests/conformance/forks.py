@@ -27,14 +27,14 @@ import sys
 import traceback
 from typing import Any
 
-_STATUS = struct.Struct("!i")  # the client's pid first, then its exit status
+_INT = struct.Struct("!i")  # every number on the socket: the request's length, the client's pid, its exit status
 _WATCH_S = 0.05
 
 
 def _send_request(conn: socket.socket, argv: list[str]) -> None:
     payload = json.dumps({"argv": argv, "env": dict(os.environ), "cwd": os.getcwd()}).encode()
     fds = array.array("i", [0, 1, 2])
-    conn.sendmsg([_STATUS.pack(len(payload))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+    conn.sendmsg([_INT.pack(len(payload))], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
     conn.sendall(payload)
 
 
@@ -53,11 +53,11 @@ def launch(path: str, argv: list[str]) -> int:
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(path)
     _send_request(conn, argv)
-    (pid,) = _STATUS.unpack(_recv_exact(conn, _STATUS.size))
+    (pid,) = _INT.unpack(_recv_exact(conn, _INT.size))
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda received, _frame: os.kill(pid, received))
     try:
-        (status,) = _STATUS.unpack(_recv_exact(conn, _STATUS.size))
+        (status,) = _INT.unpack(_recv_exact(conn, _INT.size))
     except EOFError:
         return 1
     return status
@@ -92,11 +92,11 @@ def _watch(conn: socket.socket, request: dict[str, Any], fds: list[int]) -> None
         os._exit(code)
     for fd in fds:
         os.close(fd)
-    conn.sendall(_STATUS.pack(pid))
+    conn.sendall(_INT.pack(pid))
     while True:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
-            conn.sendall(_STATUS.pack(os.waitstatus_to_exitcode(status)))
+            conn.sendall(_INT.pack(os.waitstatus_to_exitcode(status)))
             return
         readable, _, _ = select.select([conn], [], [], _WATCH_S)
         if readable and not conn.recv(1):  # the launcher is gone: so is its client
@@ -131,12 +131,12 @@ def serve(path: str) -> None:
 
 def _receive_request(conn: socket.socket) -> tuple[dict[str, Any], list[int]]:
     fds = array.array("i")
-    header, ancillary, _, _ = conn.recvmsg(_STATUS.size, socket.CMSG_SPACE(3 * fds.itemsize))
+    header, ancillary, _, _ = conn.recvmsg(_INT.size, socket.CMSG_SPACE(3 * fds.itemsize))
     for level, kind, data in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
-    header += _recv_exact(conn, _STATUS.size - len(header))
-    (size,) = _STATUS.unpack(header)
+    header += _recv_exact(conn, _INT.size - len(header))
+    (size,) = _INT.unpack(header)
     return json.loads(_recv_exact(conn, size)), list(fds)
 
 

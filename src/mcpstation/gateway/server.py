@@ -252,11 +252,9 @@ class Gateway:
         """A downstream client wants `resources/updated` for a URI: subscribe upstream once, for
         the first caller (every later one must be able to see it too)."""
         uri = str(params.uri)
-        caller = self.caller_of(ctx)
-        if not self._wanted(uri) or not self.station.requests.can_see_uri(uri, caller):
-            result = await self.station.requests.subscribe(uri, caller=caller)
-            if not result.ok:
-                _raise_for(result, resource=True)
+        refused = await self._subscribe_upstream(uri, self.caller_of(ctx))
+        if refused is not None:
+            _raise_for(refused, resource=True)
         self.subscribers.setdefault(uri, {})[id(connection_of(ctx.session))] = ctx.session
         return types.EmptyResult()
 
@@ -287,13 +285,9 @@ class Gateway:
         held: list[str] = []
         try:
             for uri in asked:
-                if self._wanted(uri) and self.station.requests.can_see_uri(uri, caller):
+                if await self._subscribe_upstream(uri, caller) is None:
                     held.append(uri)
-                elif (await self.station.requests.subscribe(uri, caller=caller)).ok:
-                    held.append(uri)
-                else:
-                    continue
-                self.listening[uri] += 1
+                    self.listening[uri] += 1
             honored = params.notifications.model_copy(update={"resource_subscriptions": held or None})
             return await self.streams(ctx, params.model_copy(update={"notifications": honored}))
         finally:
@@ -309,6 +303,14 @@ class Gateway:
             result = await self.station.requests.unsubscribe(uri, caller=caller)
             if not result.ok:
                 logger.warning("unsubscribing %r upstream after its last listener left: %s", uri, result.error)
+
+    async def _subscribe_upstream(self, uri: str, caller: Caller) -> AnyResult | None:
+        """Subscribe `uri` upstream for `caller` unless it is held already and theirs to see; the
+        refusal when the pipeline refused (hidden, no clear owner, not subscribable), else None."""
+        if self._wanted(uri) and self.station.requests.can_see_uri(uri, caller):
+            return None
+        result = await self.station.requests.subscribe(uri, caller=caller)
+        return None if result.ok else result
 
     def _wanted(self, uri: str) -> bool:
         """Whether a handshake-era session or a listen stream holds a subscription to `uri`."""
