@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import aiosqlite
 import anyio
 import pytest
 from api_helpers import START_TIMEOUT_S, demo, running_api
+from fork_server import interpreter
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from station_helpers import inproc
@@ -160,12 +160,10 @@ async def test_non_loopback_bind_without_tokens_is_refused(tmp_path: Path):
 
 def test_up_refuses_a_non_loopback_bind_without_tokens_before_starting_servers(tmp_path: Path):
     config = tmp_path / "mcpstation.toml"
-    config.write_text(
-        f'[servers.demo]\ncommand = "{sys.executable}"\nargs = ["-m", "mcpstation.testing.demo_server"]\n'
-    )
+    config.write_text(f'[servers.demo]\ncommand = "{interpreter()}"\nargs = ["-m", "mcpstation.testing.demo_server"]\n')
     env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | {"MCPSTATION_DATA_DIR": str(tmp_path)}
     done = subprocess.run(
-        [sys.executable, "-m", "mcpstation", "--config", str(config), "up", "--host", "0.0.0.0", "--port", "0"],
+        [interpreter(), "-m", "mcpstation", "--config", str(config), "up", "--host", "0.0.0.0", "--port", "0"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert done.returncode == 2, done.stderr

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fork_server import interpreter
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -28,7 +29,7 @@ CHROMIUM_ARGS = [
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 START_TIMEOUT_S = 60.0
 UI_TIMEOUT_MS = 30_000  # bound on each wait for the page (a server start is part of some)
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 
 if not CHROMIUM.exists():
     print(f"browser tests skipped: {CHROMIUM} is missing (apt-get install chromium)", file=sys.stderr)

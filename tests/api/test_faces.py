@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from pathlib import Path
 
 import anyio
 import httpx2
 import pytest
 from api_helpers import PY, START_TIMEOUT_S, demo, running_api
+from fork_server import interpreter
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -44,7 +44,7 @@ async def test_add_server_is_the_same_change_through_every_face(tmp_path: Path):
                 "MCPSTATION_DATA_DIR": str(tmp_path)
             }
             done = await anyio.run_process(
-                [sys.executable, "-m", "mcpstation", "--config", str(config), "servers", "add", "via_cli", "--json",
+                [interpreter(), "-m", "mcpstation", "--config", str(config), "servers", "add", "via_cli", "--json",
                  "--", PY, "-m", "mcpstation.testing.demo_server"],
                 env=env, check=False,
             )  # fmt: skip

@@ -10,12 +10,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fork_server import interpreter
 
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 TIMEOUT_S = 120
 OUR_LINE = re.compile(r"^\d\d:\d\d:\d\d (DEBUG|INFO|WARNING|ERROR|CRITICAL) +mcpstation[.\w]*: ")
 

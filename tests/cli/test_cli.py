@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 from _processes import alive, children_of
+from fork_server import interpreter
 from station_helpers import TINY_SERVER
 
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 TIMEOUT_S = 90  # one command; a test runs up to six, one after another
 pytestmark = pytest.mark.timeout(6 * TIMEOUT_S)
 
@@ -166,10 +167,11 @@ def test_default_config_starts_the_demo_server(tmp_path: Path):
 
 
 def test_up_stops_on_sigterm_with_no_child_left(tmp_path: Path):
-    config = write_config(tmp_path, DEMO)
+    # The process tree is the subject: fresh interpreters, not forks of the fork server.
+    config = write_config(tmp_path, DEMO.replace(PY, sys.executable))
     env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | {"MCPSTATION_DATA_DIR": str(tmp_path)}
     process = subprocess.Popen(
-        [PY, "-m", "mcpstation", "--config", str(config), "up"],
+        [sys.executable, "-m", "mcpstation", "--config", str(config), "up"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

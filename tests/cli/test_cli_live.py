@@ -8,7 +8,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -19,10 +18,11 @@ from typing import Any
 
 import pytest
 from cli_probe import run_loading, under
+from fork_server import interpreter
 
 from mcpstation.cli._control import CONTROL_DIR_MODE, control_socket_path
 
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 COMMAND_TIMEOUT_S = 180  # one CLI command; a one-shot station starts its servers on a loaded 2-core machine
 UP_START_TIMEOUT_S = 180  # `up` with its server ready and both listeners serving
 UP_STOP_TIMEOUT_S = 60

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from cli_probe import run_loading, under
+from fork_server import interpreter
 
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 TIMEOUT_S = 180  # one command on a loaded 2-core machine
 COUNTED = Path(__file__).with_name("counted_server.py")
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
-PY = sys.executable
+from fork_server import interpreter
+
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 TIMEOUT_S = 90
 SCHEMA_SERVER = Path(__file__).with_name("schema_server.py")
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
+from fork_server import interpreter
+
 from mcpstation.catalog import CatalogTool, estimate_tool_tokens, format_tokens
 
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 TIMEOUT_S = 90
 
 CONFIG = f"""

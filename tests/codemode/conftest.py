@@ -1,11 +1,11 @@
 import re
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from fork_server import interpreter
 
 HTTP_START_S = 30.0  # the demo server's start over HTTP on a loaded machine
 
@@ -16,7 +16,7 @@ def http_demo(tmp_path: Path) -> Iterator[str]:
     log = tmp_path / "http-demo.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "mcpstation.testing.demo_server", "--transport", "http", "--port", "0"],
+            [interpreter(), "-m", "mcpstation.testing.demo_server", "--transport", "http", "--port", "0"],
             stderr=sink,
         )
     try:

@@ -10,6 +10,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from fork_server import interpreter
 
 from mcpstation.config import load_config
 from mcpstation.config.editor import ServerFileEditor
@@ -247,7 +248,7 @@ def _client_copy(tmp_path: Path, fixture: str) -> Path:
 def test_seed_002_file_with_an_unrelated_top_level_key_is_edited_through_the_cli(tmp_path: Path) -> None:
     path = tmp_path / "servers.json"
     path.write_text('{\n  "schemaVersion": 2,\n  "servers": [\n    {"id": "tester", "command": "node"}\n  ]\n}\n')
-    command = [sys.executable, "-m", "mcpstation", "servers", "add", "time", "--config-file", str(path)]
+    command = [interpreter(), "-m", "mcpstation", "servers", "add", "time", "--config-file", str(path)]
     done = subprocess.run([*command, "--", "uvx", "mcp-server-time"], capture_output=True, text=True, timeout=120)
 
     assert done.returncode == 0, done.stdout + done.stderr

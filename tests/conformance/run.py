@@ -3,8 +3,8 @@
     .venv/bin/python tests/conformance/run.py [--scenario NAME ...] [--jobs N] [--output DIR]
 
 Lists the scenarios (`conformance list --client`), runs each with `conformance client --scenario
-NAME --command '<python> -S tests/conformance/forks.py SOCKET'` (client.py, forked from one
-interpreter that imported it: see forks.py), reads each scenario's `checks.json` and
+NAME --command '<shim> -m client'` (client.py, forked from one interpreter that imported it: see
+tests/helpers/fork_server.py), reads each scenario's `checks.json` and
 compares the outcome with `expected-failures.yml` (the harness's baseline format: `scenario` or
 `scenario:check-id` entries under `client:`). Exit 1 on a failure the baseline does not list or on
 a stale baseline entry (listed but passing); 0 otherwise. The last line is `N passed, M failed`
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
@@ -33,10 +34,11 @@ HERE = Path(__file__).resolve().parent
 REPO_ROOT = HERE.parent.parent
 sys.path.insert(0, str(REPO_ROOT / "tests" / "helpers"))  # run as a script, outside pytest's pythonpath
 
+import fork_server as fork_server_module  # noqa: E402
 from _node import NODE_MODULES, node_bin_dir  # noqa: E402
 
 HARNESS = NODE_MODULES / "@modelcontextprotocol" / "conformance" / "dist" / "index.js"
-FORKS = HERE / "forks.py"  # runs client.py, forked from an interpreter that imported it once
+FORKS = HERE.parent / "helpers" / "fork_server.py"  # runs client.py, forked from an interpreter that imported it
 BASELINE = HERE / "expected-failures.yml"
 SCENARIO_TIMEOUT_MS = 60_000  # what upstream's CI gives each client scenario
 HARNESS_GRACE_S = 60.0  # the harness's own start-up and teardown, beyond the scenario timeout
@@ -86,26 +88,26 @@ def list_scenarios() -> list[str]:
 
 @contextmanager
 def fork_server() -> Iterator[str]:
-    """`forks.py serve` on a socket in a scratch folder, until the block ends; yields the socket path."""
+    """A fork server that has imported client.py, until the block ends; yields the client's command."""
     with tempfile.TemporaryDirectory(prefix="mcps-forks-") as scratch:
         path = str(Path(scratch, "forks.sock"))
+        env = os.environ | {"PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
         server = subprocess.Popen(
-            [sys.executable, str(FORKS), "serve", path], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-        )
+            [sys.executable, str(FORKS), "serve", path, "client"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env,
+        )  # fmt: skip
         try:
             assert server.stdout is not None
             if server.stdout.readline().strip() != "ready":
                 raise SystemExit(f"the conformance fork server did not start (exit {server.wait()})")
-            yield path
+            yield f"{fork_server_module.write_shim(scratch, path, modules=('client',))} -m client"
         finally:
             server.terminate()
             server.wait()
 
 
-def run_scenario(scenario: str, output: Path, forks: str) -> Outcome:
-    parts = [sys.executable, "-S", str(FORKS), forks]
-    command = " ".join(parts)
-    if any(" " in part for part in parts):
+def run_scenario(scenario: str, output: Path, command: str) -> Outcome:
+    if len(command.split(" ")) != 3:
         raise SystemExit("the harness splits --command on spaces; run from a path without spaces")
     started = time.perf_counter()
     args = ["client", "--command", command, "--scenario", scenario, "--timeout", str(SCENARIO_TIMEOUT_MS)]
@@ -175,18 +177,18 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         scenarios = [s for s in scenarios if s in args.scenario]
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="mcpstation-conformance-") as scratch, fork_server() as forks:
+    with tempfile.TemporaryDirectory(prefix="mcpstation-conformance-") as scratch, fork_server() as client:
         output = args.output or Path(scratch)
         output.mkdir(parents=True, exist_ok=True)
         with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-            outcomes = list(pool.map(lambda s: run_scenario(s, output, forks), scenarios))
+            outcomes = list(pool.map(lambda s: run_scenario(s, output, client), scenarios))
         if args.jobs > 1 or args.rerun:
             # Timing-sensitive scenarios (sse-retry) may trip on a busy machine: like upstream's
             # run-client.sh, give an unexpected failure of a parallel run one solo re-run.
             for index, outcome in enumerate(outcomes):
                 if covered(outcome, baseline)[0]:
                     print(f"re-running {outcome.scenario} alone", file=sys.stderr)
-                    outcomes[index] = run_scenario(outcome.scenario, output, forks)
+                    outcomes[index] = run_scenario(outcome.scenario, output, client)
 
     unexpected_total: list[str] = []
     stale_total: list[str] = []

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,6 +19,7 @@ import mcp_types as types
 import pytest
 from anyio.abc import Process
 from api_helpers import running_api
+from fork_server import interpreter
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -29,7 +29,7 @@ from mcpstation.store import Store
 
 pytestmark = pytest.mark.anyio
 
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 START_TIMEOUT_S = 90.0  # a gateway subprocess starting a station on a loaded 2-core machine
 SERVING = re.compile(rb"gateway serving \d+ tools at (http://\S+/mcp)")
 

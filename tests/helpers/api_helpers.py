@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -11,12 +10,13 @@ from typing import Any
 
 import anyio
 import httpx2
+from fork_server import interpreter
 
 from mcpstation import Station, StationConfig
 from mcpstation.api import ApiServer, bind_socket, bound_port, build_app
 from mcpstation.store import Store
 
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 START_TIMEOUT_S = 60.0  # a whole station plus HTTP server start on a loaded 2-core machine
 POLICY = {"allowed_dynamic_stdio_commands": [PY], "allowed_dynamic_url_prefixes": ["http://127.0.0.1:"]}
 

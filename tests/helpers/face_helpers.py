@@ -8,7 +8,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -18,10 +17,11 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 from anyio.streams.text import TextReceiveStream
+from fork_server import interpreter
 
 from mcpstation import StationConfig
 
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 TINY_SERVER = Path(__file__).resolve().parents[2] / "bench" / "servers" / "tiny_server.py"
 START_TIMEOUT_S = 120.0  # a station, its servers and the HTTP server starting on a loaded 2-core machine
 CLI_TIMEOUT_S = 120.0  # one CLI verb: its own interpreter, store and station start and stop

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 import anyio
 import uvicorn
+from fork_server import interpreter
 from mcp import StdioServerParameters
 from starlette.types import ASGIApp
 from station_helpers import demo
@@ -18,7 +18,7 @@ from mcpstation import Station, StationConfig
 from mcpstation.gateway import GatewayRelay, gateway_asgi_app
 from mcpstation.gateway.stdio import LOCAL_CALLER
 
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 PUSH_SERVER = Path(__file__).resolve().parent / "push_server.py"
 START_TIMEOUT_S = 60.0  # whole-station start plus gateway start on a loaded machine
 CALL_TIMEOUT_S = 30.0

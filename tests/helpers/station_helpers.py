@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 from _processes import alive
+from fork_server import interpreter
 
 from mcpstation.config.models import InProcessServerSpec
 from mcpstation.testing.demo_server import build_demo_server
 
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 START_TIMEOUT_S = 60.0  # generous bound for any test's whole station start on a loaded 2-core machine
 
 

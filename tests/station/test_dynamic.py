@@ -7,7 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from station_helpers import START_TIMEOUT_S, demo
+from station_helpers import PY, START_TIMEOUT_S, demo
 
 from mcpstation import Station, StationConfig
 from mcpstation.dynamic import parse_spec
@@ -17,7 +17,7 @@ from mcpstation.testing import serve_demo
 pytestmark = pytest.mark.anyio
 
 POLICY = {
-    "allowed_dynamic_stdio_commands": [sys.executable],
+    "allowed_dynamic_stdio_commands": [PY, sys.executable],  # the forking shim, and the interpreter itself
     "allowed_dynamic_url_prefixes": ["http://127.0.0.1:"],
 }
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from fork_server import interpreter
 from station_helpers import START_TIMEOUT_S, chaos, demo, inproc, paged, pid_alive
 
 from mcpstation import Station, StationConfig
@@ -161,7 +162,9 @@ async def test_stopping_many_servers_runs_concurrently():
 async def test_unresponsive_server_is_found_by_the_health_check_and_recycled():
     settings = {"health_interval_s": 0.3, "health_timeout_s": 0.5, **FAST_RESTARTS}
     with anyio.fail_after(START_TIMEOUT_S):
-        async with Station(config(inproc("healthy"), demo("frozen", protocol="legacy"), **settings)) as station:
+        # A fresh interpreter, not a fork of the tests' fork server: the process stopped is the server.
+        frozen = demo("frozen", protocol="legacy", command=sys.executable)
+        async with Station(config(inproc("healthy"), frozen, **settings)) as station:
             pid = station.connection("frozen").pid
             assert pid is not None
             os.kill(pid, signal.SIGSTOP)
@@ -215,7 +218,7 @@ def _free_port() -> int:
 def _start_http_demo(port: int, log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "mcpstation.testing.demo_server", "--transport", "http", "--port", str(port)],
+            [interpreter(), "-m", "mcpstation.testing.demo_server", "--transport", "http", "--port", str(port)],
             stderr=sink,
         )
     deadline = time.monotonic() + 30

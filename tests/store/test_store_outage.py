@@ -9,7 +9,6 @@ file on a tmpfs that is filled up (skipped, with the reason, where this process 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from typing import Any
 import anyio
 import httpx2
 import pytest
+from fork_server import interpreter
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.mcpserver import MCPServer
@@ -40,7 +40,7 @@ pytestmark = pytest.mark.anyio
 
 TIMEOUT_S = 90.0  # a station, its store and the HTTP server, cut and restored, on a loaded 2-core machine
 RECOVERY_S = 30.0  # how long the station may take to notice the store is back
-PY = sys.executable
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 ACCEPT = "application/json, text/event-stream"
 INITIALIZE = {
     "jsonrpc": "2.0",
