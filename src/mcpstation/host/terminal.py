@@ -1,9 +1,10 @@
 """`TerminalElicitor`: asks the person at the keyboard, for the CLI.
 
+It answers servers' elicitations, and (`confirm`) whether a call of a confirm-tier tool may run.
 There is no async stdin, so each line is read in a worker thread; one lock keeps questions from
-several servers from interleaving. End of input cancels. Field answers are checked against the
-schema (type, enum, range) and asked again, up to `MAX_ATTEMPTS` times; an empty answer keeps the
-field's default or leaves an optional field out.
+several servers from interleaving. End of input cancels (a confirmation: no). Field answers are
+checked against the schema (type, enum, range) and asked again, up to `MAX_ATTEMPTS` times; an
+empty answer keeps the field's default or leaves an optional field out.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ MAX_ATTEMPTS = 3  # invalid answers to one field before the whole form is cancel
 _YES = {"y", "yes", "a", "accept"}
 _NO = {"n", "no", "d", "decline"}
 _CANCEL = {"c", "cancel", "q", "quit"}
+_CONFIRMED = {"y", "yes"}
 
 
 class _EndOfInput(Exception):
@@ -59,6 +61,17 @@ class TerminalElicitor:
             except _EndOfInput:
                 self._say("(no more input: cancelled)")
                 return ElicitationAnswer.cancel()
+
+    async def confirm(self, question: str) -> bool:
+        """Ask a yes/no `question`, no by default: True only for an explicit yes; end of input is a no."""
+        async with self._lock:
+            self._say(f"\n{question}")
+            try:
+                reply = (await self._read("Allow it? [y/N]: ")).strip().lower()
+            except _EndOfInput:
+                self._say("(no more input: no)")
+                return False
+            return reply in _CONFIRMED
 
     async def _ask_url(self, server: str, request: UrlRequest) -> ElicitationAnswer:
         self._say(f"\nServer {server!r} asks you to open a link:\n  {request.message}\n  {request.url}")
