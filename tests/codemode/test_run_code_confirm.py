@@ -176,3 +176,31 @@ except PermissionError as error:
     squares, said = refused["value"]
     assert squares == [0, 1, 4, 9] and said.startswith("refused: ") and "declined" in said
     assert sorted(opened) == [A, B]
+
+
+async def test_the_cpu_limit_holds_across_a_pause():
+    """The sandbox's CPU clock travels with the dumped state: 1.2 s before the pause and 1.2 s after
+    it trip a 2 s limit, though neither half would alone."""
+    cfg, opened = confirming(cpu_s=2.0)
+
+    async def person(question: Question) -> bool:
+        return True
+
+    code = f"""
+import time
+def spin(seconds):
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        pass
+spin(1.2)
+await mcp_o_open_page(url="{A}")
+spin(1.2)
+"never here"
+"""
+    with anyio.fail_after(RUN_S):
+        async with Station(cfg) as station:
+            result = await station.run_code(code, caller=MODEL, ask=person)
+    assert result.structured is not None and not result.ok
+    assert (result.structured["ending"], result.structured["limit"]) == ("limit", "cpu_time")
+    assert calls(result) == [("mcp_o_open_page", "ok")]
+    assert opened == [A]
