@@ -27,13 +27,14 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 class Project:
     """Counted server `a` (tools `add`, `sub`) whose `add` needs a person's yes, with its own data directory."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, confirm_timeout_s: float = 120.0) -> None:
         self.root = root
         self.config = root / "mcpstation.toml"
         (root / "a.tools").write_text("add sub")
         args = [str(COUNTED), str(root / "a.starts"), str(root / "a.tools")]
         self.config.write_text(
-            f'[station]\nnaming = "prefix"\n\n[policy]\nconfirm_tools = ["a/add"]\n\n'
+            f'[station]\nnaming = "prefix"\n\n[policy]\nconfirm_tools = ["a/add"]\n'
+            f"confirm_timeout_s = {confirm_timeout_s}\n\n"
             f'[servers.a]\ncommand = "{PY}"\nargs = {json.dumps(args)}\n'
         )
         self.env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"}
@@ -48,12 +49,12 @@ class Project:
 
     def on_terminal(self, answer: str | None, *args: str) -> tuple[int, str]:
         """Run the command with a pseudo-terminal as stdin, stdout and stderr; type `answer` and Enter
-        when it asks (None: fail if it asks). Its exit code and everything it wrote, without colour codes."""
+        when it asks (None: type nothing). Its exit code and everything it wrote, without colour codes."""
         main, side = os.openpty()
         fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))  # no wrapped lines
         process = subprocess.Popen(self.argv(*args), cwd=self.root, env=self.env, stdin=side, stdout=side, stderr=side)
         os.close(side)
-        seen, answered = b"", answer is None
+        seen, answered = b"", False
         deadline = time.monotonic() + TIMEOUT_S
         try:
             while True:
@@ -71,7 +72,7 @@ class Project:
                 if not chunk:
                     break
                 seen += chunk
-                if not answered and QUESTION.encode() in seen:
+                if answer is not None and not answered and QUESTION.encode() in seen:
                     os.write(main, f"{answer}\n".encode())
                     answered = True
             code = process.wait(TIMEOUT_S)
@@ -80,7 +81,7 @@ class Project:
                 process.kill()
                 process.wait()
             os.close(main)
-        assert answered, f"the command never asked; wrote: {seen.decode(errors='replace')!r}"
+        assert answered or answer is None, f"the command never asked; wrote: {seen.decode(errors='replace')!r}"
         return code, ANSI.sub("", seen.decode(errors="replace"))
 
 
@@ -103,6 +104,14 @@ def test_a_no_or_just_enter_on_the_terminal_refuses_the_call(tmp_path: Path):
     code, wrote = project.on_terminal(None, "call", "mcp_a_sub")  # a tool not in the tier: nobody is asked
     assert code == 0 and QUESTION not in wrote and wrote.rstrip().endswith("ran sub"), wrote
     assert project.calls() == ["sub"]
+
+
+def test_no_answer_on_the_terminal_in_time_refuses_the_call_and_the_command_ends(tmp_path: Path):
+    project = Project(tmp_path, confirm_timeout_s=3.0)
+    code, wrote = project.on_terminal(None, "call", "mcp_a_add")
+    assert code == 4 and QUESTION in wrote, wrote
+    assert "(no answer)" in wrote and "needs a person's confirmation; nobody answered in 3 s" in wrote
+    assert project.calls() == []
 
 
 def test_without_a_terminal_the_call_is_refused_saying_how_to_allow_it(tmp_path: Path):
