@@ -42,7 +42,7 @@ from mcpstation.catalog import (
 )
 from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.catalog_cache import CatalogCache
-from mcpstation.codemode import CodeRunner, CodeToolBuilder
+from mcpstation.codemode import CodeRunner, CodeToolBuilder, SandboxWorkers
 from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.connection.snapshot import SessionInfo
@@ -177,7 +177,8 @@ class Station:
         self._offline_reason = partial(offline_reason, self.roster, self.pool)
         self.visibility = Visibility(self.roster.spec)
         self._code_tool = CodeToolBuilder(lambda: self.config.code_mode)
-        self._code_runner = CodeRunner(lambda: self.requests, lambda: self.config.code_mode)
+        self._sandboxes = SandboxWorkers(lambda: self.config.code_mode.workers)
+        self._code_runner = CodeRunner(lambda: self.requests, lambda: self.config.code_mode, self._sandboxes)
         self._confirm = ConfirmTier(lambda: self.config.policy)
         self.uri_owners = UriOwners(lambda: self.catalog, self._offering)
         self.prompt_owners = PromptOwners(lambda: self.catalog, self._offering, self.live_catalog.name_prefixes)
@@ -283,6 +284,7 @@ class Station:
         self._exit_stack, self._task_group = stack, task_group
         self.pool.bind(task_group)
         self.user_connections.bind(task_group)
+        self._sandboxes.bind(task_group)
         task_group.start_soon(self.live_catalog.watch, name="mcpstation catalog watcher")
         task_group.start_soon(self.user_connections.close_idle, name="mcpstation per-user connections")
         try:
@@ -314,6 +316,7 @@ class Station:
             self._task_group = None
             self.pool.bind(None)
             self.user_connections.bind(None)
+            self._sandboxes.bind(None)
             task_group.cancel_scope.cancel()  # the catalog watcher and the idle closer; everything else has ended
 
     async def _start(self) -> None:
@@ -404,6 +407,7 @@ class Station:
                 await self.live_catalog.save_listings()
             await self.user_connections.shutdown()
             await self.pool.shutdown()
+            await self._sandboxes.aclose()
             if self._audit is not None:
                 await self._audit.close()
 

@@ -2,10 +2,10 @@
 
     python counted_server.py STARTS_FILE TOOLS_FILE [GATE_FILE]
 
-Each start appends a line to STARTS_FILE. Its tools are the words of TOOLS_FILE, read at start (so
-its listing can change between runs while its config entry stays the same); a call of any of
-them answers `ran NAME`. With GATE_FILE, it answers nothing until that file exists (a server
-that takes its time to start).
+Each start appends a line to STARTS_FILE, each call the tool's name to STARTS_FILE.calls. Its tools
+are the words of TOOLS_FILE, read at start (so its listing can change between runs while its
+config entry stays the same); a call of any of them answers `ran NAME`. With GATE_FILE, it
+answers nothing until that file exists (a server that takes its time to start).
 """
 
 from __future__ import annotations
@@ -21,11 +21,13 @@ from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 
 
-def build(tools: list[str]) -> Server[Any]:
+def build(tools: list[str], calls: Path) -> Server[Any]:
     async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=[types.Tool(name=name, input_schema={"type": "object"}) for name in tools])
 
     async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
+        with calls.open("a") as log:
+            log.write(f"{params.name}\n")
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"ran {params.name}")])
 
     return Server("counted", version="1", on_list_tools=list_tools, on_call_tool=call_tool)
@@ -46,7 +48,7 @@ def main(starts: Path, tools: Path, gate: Path | None) -> None:
     deadline = time.monotonic() + GATE_TIMEOUT_S
     while gate is not None and not gate.exists() and time.monotonic() < deadline:
         time.sleep(GATE_POLL_S)
-    anyio.run(serve, build(tools.read_text().split()))
+    anyio.run(serve, build(tools.read_text().split(), starts.with_name(starts.name + ".calls")))
 
 
 if __name__ == "__main__":

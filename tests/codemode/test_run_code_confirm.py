@@ -125,3 +125,82 @@ async def test_a_confirmed_call_is_audited_like_the_direct_one_but_for_via(tmp_p
     assert inner.run_id == whole.run_id is not None and direct.run_id is None
     assert shape(inner) == shape(direct) == ("tools/call", "o", "open_page", "model", Outcome.OK, None, inner.upstream)
     assert opened == [A, A]
+
+
+async def test_runs_waiting_for_a_person_hold_no_sandbox_worker():
+    """Two workers, three runs paused for an answer at once, and a fourth runs meanwhile: a paused
+    run's state is dumped and its worker given back; each resumes on whichever worker is free."""
+    c = "https://example.com/c"
+    cfg, opened = confirming(workers=2)
+    asked: list[Question] = []
+    all_paused, answer = anyio.Event(), anyio.Event()
+
+    async def person(question: Question) -> bool:
+        asked.append(question)
+        if len(asked) == 3:
+            all_paused.set()
+        await answer.wait()
+        return question.arguments["url"] != c
+
+    def script(url: str) -> str:
+        return f"""
+squares = [i * i for i in range(4)]
+try:
+    page = await mcp_o_open_page(url="{url}")
+except PermissionError as error:
+    page = str(error)
+[squares, page]
+"""
+
+    results: dict[str, ToolResult] = {}
+    with anyio.fail_after(RUN_S):
+        async with Station(cfg) as station:
+
+            async def run(url: str) -> None:
+                results[url] = await station.run_code(script(url), caller=MODEL, ask=person)
+
+            async with anyio.create_task_group() as runs:
+                for url in (A, B, c):
+                    runs.start_soon(run, url)
+                await all_paused.wait()  # a run holding its worker while paused would leave the third unstarted
+                free = await station.run_code("sum(range(10))", caller=MODEL)
+                assert free.ok and free.structured is not None and free.structured["value"] == 45
+                assert opened == [] and not results
+                answer.set()
+    assert sorted(q.arguments["url"] for q in asked) == [A, B, c]
+    for url in (A, B):
+        assert results[url].ok and results[url].structured is not None
+        assert results[url].structured["value"] == [[0, 1, 4, 9], f"opened {url}"]
+    refused = results[c].structured
+    assert results[c].ok and refused is not None
+    squares, said = refused["value"]
+    assert squares == [0, 1, 4, 9] and said.startswith("refused: ") and "declined" in said
+    assert sorted(opened) == [A, B]
+
+
+async def test_the_cpu_limit_holds_across_a_pause():
+    """The sandbox's CPU clock travels with the dumped state: 1.2 s before the pause and 1.2 s after
+    it trip a 2 s limit, though neither half would alone."""
+    cfg, opened = confirming(cpu_s=2.0)
+
+    async def person(question: Question) -> bool:
+        return True
+
+    code = f"""
+import time
+def spin(seconds):
+    start = time.monotonic()
+    while time.monotonic() - start < seconds:
+        pass
+spin(1.2)
+await mcp_o_open_page(url="{A}")
+spin(1.2)
+"never here"
+"""
+    with anyio.fail_after(RUN_S):
+        async with Station(cfg) as station:
+            result = await station.run_code(code, caller=MODEL, ask=person)
+    assert result.structured is not None and not result.ok
+    assert (result.structured["ending"], result.structured["limit"]) == ("limit", "cpu_time")
+    assert calls(result) == [("mcp_o_open_page", "ok")]
+    assert opened == [A]

@@ -31,7 +31,7 @@ from mcpstation.errors import UsageError
 if TYPE_CHECKING:
     from mcpstation.catalog import Catalog
     from mcpstation.dynamic import ServerChange
-    from mcpstation.pipeline import Caller
+    from mcpstation.pipeline import Ask, Caller
     from mcpstation.station import Station
     from mcpstation.store import ActionRecord, CallRecord, Store
 
@@ -108,12 +108,12 @@ class LocalView:
         await self._start(self._dormant())
 
     async def call_tool(
-        self, name: str, arguments: Shape, *, timeout_s: float | None, progress: ProgressFn | None
+        self, name: str, arguments: Shape, *, timeout_s: float | None, progress: ProgressFn | None, ask: Ask | None
     ) -> Shape:
         requests = self.station.requests
         await self._find(f"tool {name!r}", lambda catalog: requests.tool_owner(name, arguments) is not None, name)
         result = await self.station.requests.call_tool(
-            name, arguments, caller=self.caller, timeout_s=timeout_s, progress=progress
+            name, arguments, caller=self.caller, timeout_s=timeout_s, progress=progress, ask=ask
         )
         return result.to_dict()
 

@@ -14,7 +14,7 @@ import json
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 from mcpstation.cli._exits import exit_code_of_answer
@@ -30,6 +30,9 @@ from mcpstation.cli._view import (
 )
 from mcpstation.errors import StationError, UsageError
 from mcpstation.outcomes import Outcome
+
+if TYPE_CHECKING:
+    from mcpstation.pipeline import Ask
 
 CONTROL_HOST = "mcpstation.control"  # the socket is the address; the Host header is a label only
 CONNECT_TIMEOUT_S = 5.0  # connecting to a local socket is immediate; longer means the station is wedged
@@ -245,8 +248,10 @@ class RemoteView:
         return None  # the running station keeps its catalog current itself
 
     async def call_tool(
-        self, name: str, arguments: Shape, *, timeout_s: float | None, progress: ProgressFn | None
+        self, name: str, arguments: Shape, *, timeout_s: float | None, progress: ProgressFn | None, ask: Ask | None
     ) -> Shape:
+        # The control socket carries no question back: a confirm-tier call is refused by the running
+        # station as unaskable, and its reason says to run the command with --one-shot to be asked.
         params = {"answer": "result"} | ({"timeout_s": repr(timeout_s)} if timeout_s is not None else {})
         reply = self.station.post(f"/api/mcp/tools/{path_segment(name)}/call", arguments, params)
         if not isinstance(reply.body, dict) or "outcome" not in reply.body:

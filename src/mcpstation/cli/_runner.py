@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from mcpstation.config.models import StationConfig
     from mcpstation.gateway import GatewayInstrument
-    from mcpstation.pipeline import Caller
+    from mcpstation.pipeline import Ask, Caller, Question
     from mcpstation.pool import StartPlan
     from mcpstation.station import Station
     from mcpstation.store import Store
@@ -55,7 +55,7 @@ class _LazyConsole:
         self._stderr = stderr
         self._console: Console | None = None
 
-    def __getattr__(self, name: str) -> Any:
+    def _made(self) -> Console:
         if self._console is None:
             from rich.console import Console
 
@@ -63,7 +63,17 @@ class _LazyConsole:
             # No terminal and no COLUMNS: no width to fit, so a table takes the width it needs.
             unbounded = not stream.isatty() and not os.environ.get("COLUMNS")
             self._console = Console(stderr=self._stderr, width=UNBOUNDED_WIDTH if unbounded else None)
-        return getattr(self._console, name)
+        return self._console
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._made(), name)
+
+    # `with console:` (rich's live displays: a progress bar) looks these up on the type, not through __getattr__.
+    def __enter__(self) -> Console:
+        return self._made().__enter__()
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self._made().__exit__(*exc_info)
 
 
 out = cast("Console", _LazyConsole(stderr=False))
@@ -223,6 +233,21 @@ def _error_name(exc: StationError) -> str:
     from mcpstation.cli._remote import ErrorAnswer
 
     return exc.type_name if isinstance(exc, ErrorAnswer) else type(exc).__name__
+
+
+def terminal_ask() -> Ask | None:
+    """How a confirm-tier call (`[policy] confirm_tools`) is asked about: y/N on the terminal, or,
+    with no terminal on stdin, None (the call is refused, saying how to allow it)."""
+    if not sys.stdin.isatty():
+        return None
+    from mcpstation.host import TerminalElicitor
+
+    person = TerminalElicitor()
+
+    async def ask(question: Question) -> bool:
+        return await person.confirm(question.text())
+
+    return ask
 
 
 def cli_caller(actor: str | None = None) -> Caller:

@@ -19,9 +19,12 @@ import enum
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from mcpstation.outcomes import Outcome
+
+if TYPE_CHECKING:
+    from mcpstation.pipeline import Ask
 
 T = TypeVar("T")
 
@@ -128,9 +131,10 @@ class StationView(Protocol):
         ...
 
     async def call_tool(
-        self, name: str, arguments: Shape, *, timeout_s: float | None, progress: ProgressFn | None
+        self, name: str, arguments: Shape, *, timeout_s: float | None, progress: ProgressFn | None, ask: Ask | None
     ) -> Shape:
-        """`ToolResult.to_dict()`, whatever the outcome."""
+        """`ToolResult.to_dict()`, whatever the outcome; `ask` asks the person at the terminal to
+        confirm a call of a confirm-tier tool (a running station's control socket cannot carry it)."""
         ...
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> Shape:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -41,6 +41,7 @@ from mcpstation.cli._runner import (
     open_store,
     out,
     say,
+    terminal_ask,
 )
 from mcpstation.cli._station import any_reachable, with_station
 from mcpstation.cli._view import Needs
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from mcpstation.cli._control import ControlSocket
     from mcpstation.cli._view import CacheAge, ProgressFn, Shape, StationView
     from mcpstation.gateway import GatewayInstrument
+    from mcpstation.pipeline import Ask, Question
     from mcpstation.station import Station
 
 LIVE_REFRESH_S = 0.5  # how often `up` redraws its table
@@ -575,6 +577,7 @@ def call(
     """Call one tool and print its result; exit 4 when the call fails.
 
     With no station running, only the server that owns the tool starts (the catalog cache says which).
+    A tool in `[policy] confirm_tools` is asked about on the terminal (y/N); with no terminal it is refused.
     """
     _configure_logging(logging.WARNING)
     with _errors_to_exit_codes():  # bad --args fail here, before any station is asked or started
@@ -582,12 +585,13 @@ def call(
         if timeout is not None and timeout <= 0:
             raise _usage(f"--timeout must be more than 0 seconds, not {timeout}")
     as_json = _wants_json(json_output)
+    ask = terminal_ask()
 
     async def command(view: StationView) -> Shape:
         if as_json or not view.reports_progress or not err.is_terminal:
-            return await view.call_tool(tool, arguments, timeout_s=timeout, progress=None)
-        with _progress_bar(tool) as on_progress:
-            return await view.call_tool(tool, arguments, timeout_s=timeout, progress=on_progress)
+            return await view.call_tool(tool, arguments, timeout_s=timeout, progress=None, ask=ask)
+        with _progress_bar(tool) as (on_progress, asking):
+            return await view.call_tool(tool, arguments, timeout_s=timeout, progress=on_progress, ask=asking(ask))
 
     result = with_station(command, needs=Needs.LISTINGS)
     if as_json:
@@ -600,8 +604,9 @@ def call(
 
 
 @contextmanager
-def _progress_bar(label: str) -> Iterator[ProgressFn]:
-    """A progress bar on stderr while a call runs; yields the call's progress callback."""
+def _progress_bar(label: str) -> Iterator[tuple[ProgressFn, Callable[[Ask | None], Ask | None]]]:
+    """A progress bar on stderr while a call runs; yields the call's progress callback, and what
+    wraps an `ask` so the bar stands aside while the person is asked."""
     from rich.progress import BarColumn, Progress, TextColumn
 
     with Progress(
@@ -612,7 +617,21 @@ def _progress_bar(label: str) -> Iterator[ProgressFn]:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             bar.update(task, completed=progress, total=total, note=message or "")
 
-        yield on_progress
+        def asking(ask: Ask | None) -> Ask | None:
+            if ask is None:
+                return None
+            asked = ask
+
+            async def aside(question: Question) -> bool:
+                bar.stop()  # the live display holds stderr's lines back: the question must show now
+                try:
+                    return await asked(question)
+                finally:
+                    bar.start()
+
+            return aside
+
+        yield on_progress, asking
 
 
 def _usage(message: str) -> Exception:

@@ -1,18 +1,22 @@
-"""The one module that talks to pydantic-monty: a script run in a fresh sandbox worker, driven step by step.
+"""The one module that talks to pydantic-monty: a script run in the station's sandbox workers, driven step by step.
 
-Monty (Pydantic's Python interpreter written in Rust) runs each script in its own worker process:
-no file system, no environment, no network, no host modules. Every name the script leaves
-undefined comes to the host as a snapshot; only the names in `functions` are answered, anything
-else raises `NameError` in the script, and OS calls (files, environment, clock beyond the policy)
-get Monty's default refusal. A host function always answers with a future, so a script's
-`asyncio.gather` runs its calls concurrently (each in this run's task group); the run is driven
-until it completes, fails, or the host's budget says stop, which ends it without the script
-being able to catch it.
+Monty (Pydantic's Python interpreter written in Rust) runs each script in worker processes of a
+pool (`open_pool`, owned by `workers.py`): no file system, no environment, no network, no host
+modules, and a fresh process for every checkout, so no two runs ever share one. Every name the
+script leaves undefined comes to the host as a snapshot; only the names in `functions` are
+answered, anything else raises `NameError` in the script, and OS calls (files, environment, clock
+beyond the policy) get Monty's default refusal. A host function always answers with a future, so
+a script's `asyncio.gather` runs its calls concurrently (each in this run's task group); the run
+is driven until it completes, fails, or the host's budget says stop, which ends it without the
+script being able to catch it.
 
 A call the host says `pauses` (one that waits for a person's confirmation) is answered before
-its snapshot is resumed: the run stays suspended at that call, nothing after it in the script
-runs, and the sandbox's CPU clock (which runs only while sandboxed code executes) is not charged;
-then the script resumes with the call's value or its exception, like any other call's.
+its snapshot is resumed: the run stays suspended at that call and nothing after it in the script
+runs. Meanwhile it holds no worker: its state (the suspended snapshot, with the futures of calls
+still in flight) is dumped and the worker given back to the pool; once the call is answered the
+state is loaded into whichever worker is free and the script resumes with the call's value or its
+exception, like any other call's. The sandbox's CPU clock runs only while sandboxed code executes
+and travels with the state, so its limit holds across the pause.
 
 Monty reports a tripped limit as an exception inside the sandbox (`MemoryError: memory limit
 exceeded ...`); `_limit_of` is the one place that reads which, so an API change touches this file only.
@@ -20,7 +24,9 @@ exceeded ...`); `_limit_of` is the one place that reads which, so an API change 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -29,6 +35,7 @@ from pydantic_monty import (
     AsyncFunctionSnapshot,
     AsyncFutureSnapshot,
     AsyncMonty,
+    AsyncMontySession,
     AsyncNameLookupSnapshot,
     ExternalSettledResult,
     MontyComplete,
@@ -43,10 +50,27 @@ from pydantic_monty import (
 from mcpstation.codemode.limits import Limit
 from mcpstation.codemode.sandbox import Ending, HostFunction, Pauses, SandboxEnd, SandboxLimits
 
+Pool = AsyncMonty
+"""The station's sandbox worker pool (`open_pool`), as `workers.py` holds it."""
+
 SCRIPT_NAME = "script.py"
 SUSPENSIONS_PER_CALL = 4  # host round trips one tool call may take (the call, its future, name lookups)
 MIN_SUSPENSIONS = 200  # room for name lookups and sleeps in a run that calls few tools
 KILL_GRACE_S = 2.0  # past the CPU limit, the pool kills a worker that did not stop itself
+WARM_WORKERS = 1  # started ahead of the first checkout, so a run seldom waits for a process to start
+CHECKOUTS_PER_WORKER = 1  # a worker process serves one checkout, then a fresh one replaces it
+
+
+@asynccontextmanager
+async def open_pool(workers: int) -> AsyncIterator[Pool]:
+    """A pool of at most `workers` sandbox processes, each serving a single checkout."""
+    async with AsyncMonty(
+        min_processes=min(WARM_WORKERS, workers),
+        max_processes=workers,
+        max_checkouts_per_worker=CHECKOUTS_PER_WORKER,
+        feed_duration_limit_grace=KILL_GRACE_S,
+    ) as pool:
+        yield pool
 
 
 class _Stop(Exception):
@@ -57,9 +81,20 @@ class _Stop(Exception):
         self.limit = limit
 
 
+@dataclass(frozen=True, slots=True)
+class _Pause:
+    """The run stopped at a call that waits for an answer: the call, to be answered without a worker."""
+
+    call_id: int
+    function: HostFunction
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+
+
 async def run_script(
     code: str,
     *,
+    pool: Pool,
     stubs: str,
     type_check: bool,
     limits: SandboxLimits,
@@ -69,11 +104,12 @@ async def run_script(
     on_print: Callable[[str], None],
     pauses: Pauses = lambda function, args, kwargs: False,
 ) -> SandboxEnd:
-    """Run `code` to its end in a fresh worker.
+    """Run `code` to its end in `pool`'s workers (one at a time; none while paused).
 
     `admit(function)` is asked before each host function is dispatched (a limit refuses it and ends
     the run); `stopped()` after each step (a limit the host saw meanwhile ends the run);
-    `pauses(function, args, kwargs)` whether the run waits at that call until it is answered.
+    `pauses(function, args, kwargs)` whether the run waits at that call until it is answered,
+    giving its worker back meanwhile.
     """
     resource_limits: ResourceLimits = {
         "max_feed_duration_secs": limits.cpu_s,
@@ -82,20 +118,19 @@ async def run_script(
         "max_suspensions": max(MIN_SUSPENSIONS, SUSPENSIONS_PER_CALL * limits.tool_calls),
         "max_total_sleep_secs": limits.sleep_s,
     }
+
+    def checkout() -> AsyncMontySession:
+        return pool.checkout(
+            script_name=SCRIPT_NAME,
+            limits=resource_limits,
+            type_check=type_check,
+            type_check_stubs=stubs,
+            type_check_format="concise",
+            os_policy={"sleep_system_max": limits.sleep_s},
+        )
+
     try:
-        async with (
-            AsyncMonty(min_processes=1, max_processes=1, feed_duration_limit_grace=KILL_GRACE_S) as pool,
-            pool.checkout(
-                script_name=SCRIPT_NAME,
-                limits=resource_limits,
-                type_check=type_check,
-                type_check_stubs=stubs,
-                type_check_format="concise",
-                os_policy={"sleep_system_max": limits.sleep_s},
-            ) as session,
-        ):
-            snapshot = await session.feed_start(code, print_callback=lambda stream, text: on_print(text))
-            value = await _drive(snapshot, functions, admit, stopped, pauses)
+        value = await _drive(code, checkout, functions, admit, stopped, pauses, on_print)
     except _Stop as stop:
         return SandboxEnd(Ending.LIMIT, limit=stop.limit)
     except MontyTypingError as exc:
@@ -117,13 +152,16 @@ async def run_script(
 
 
 async def _drive(
-    snapshot: Any,
+    code: str,
+    checkout: Callable[[], AsyncMontySession],
     functions: Mapping[str, HostFunction],
     admit: Callable[[str], Limit | None],
     stopped: Callable[[], Limit | None],
     pauses: Pauses,
+    on_print: Callable[[str], None],
 ) -> Any:
-    """Answer snapshots until the script completes; host calls run concurrently in a task group."""
+    """Answer snapshots until the script completes; host calls run concurrently in a task group,
+    which outlives each worker the run holds (a call in flight goes on while the run is paused)."""
     settled: dict[int, ExternalSettledResult] = {}
     arrived = anyio.Event()
 
@@ -135,22 +173,48 @@ async def _drive(
             settled[call_id] = {"exception": exc}
         arrived.set()
 
+    def printed(stream: str, text: str) -> None:
+        on_print(text)
+
     failure: BaseException | None = None
+    value: Any = None
     async with anyio.create_task_group() as calls:
         try:
-            while not isinstance(snapshot, MontyComplete):
-                snapshot = await _step(snapshot, functions, admit, stopped, pauses, settled, calls, answer)
-                if isinstance(snapshot, AsyncFutureSnapshot):
-                    pending = snapshot.pending_call_ids
-                    while not any(call_id in settled for call_id in pending):
-                        arrived = anyio.Event()
-                        await arrived.wait()
+            state: bytes | None = None  # the paused run, while it holds no worker
+            while True:
+                async with checkout() as session:
+                    snapshot: Any
+                    if state is None:
+                        snapshot = await session.feed_start(code, print_callback=printed)
+                    else:
+                        snapshot = await session.load_snapshot(state, print_callback=printed)
+                        snapshot = await snapshot.resume({"future": ...})  # the paused call: settled already
+                    pause: _Pause | None = None
+                    while not isinstance(snapshot, MontyComplete):
+                        step = await _step(snapshot, functions, admit, stopped, pauses, settled, calls, answer)
+                        if isinstance(step, _Pause):
+                            pause = step
+                            break
+                        snapshot = step
+                        if isinstance(snapshot, AsyncFutureSnapshot):
+                            pending = snapshot.pending_call_ids
+                            while not any(call_id in settled for call_id in pending):
+                                arrived = anyio.Event()
+                                await arrived.wait()
+                    if pause is None:
+                        value = snapshot.output
+                        break
+                    state = await session.dump()
+                # The worker is back in the pool while the call waits for its answer.
+                await answer(pause.call_id, pause.function, pause.args, pause.kwargs)
+                if (limit := stopped()) is not None:
+                    raise _Stop(limit)
         except (MontyError, _Stop) as exc:  # raised as itself below, not inside the group's ExceptionGroup
             failure = exc
         calls.cancel_scope.cancel()  # calls the script started and never awaited are not waited for
     if failure is not None:
         raise failure
-    return snapshot.output
+    return value
 
 
 async def _step(
@@ -163,7 +227,7 @@ async def _step(
     calls: anyio.abc.TaskGroup,
     answer: Callable[[int, HostFunction, tuple[Any, ...], dict[str, Any]], Coroutine[Any, Any, None]],
 ) -> Any:
-    """Answer one snapshot; a future snapshot is answered once one of its calls has settled."""
+    """Answer one snapshot (a future snapshot once one of its calls has settled), or say the run pauses here."""
     if (limit := stopped()) is not None:
         raise _Stop(limit)
     if isinstance(snapshot, AsyncFunctionSnapshot):
@@ -176,12 +240,9 @@ async def _step(
         if (limit := admit(name)) is not None:
             raise _Stop(limit)
         if pauses(name, snapshot.args, snapshot.kwargs):
-            await answer(snapshot.call_id, function, snapshot.args, snapshot.kwargs)  # suspended until answered
-            if (limit := stopped()) is not None:
-                raise _Stop(limit)
-        else:
-            calls.start_soon(answer, snapshot.call_id, function, snapshot.args, snapshot.kwargs)
-        return await snapshot.resume({"future": ...})  # its future is settled already when it paused
+            return _Pause(snapshot.call_id, function, snapshot.args, snapshot.kwargs)
+        calls.start_soon(answer, snapshot.call_id, function, snapshot.args, snapshot.kwargs)
+        return await snapshot.resume({"future": ...})
     if isinstance(snapshot, AsyncNameLookupSnapshot):
         return await snapshot.resume()  # not a value the host gives: NameError
     if isinstance(snapshot, AsyncFutureSnapshot):

@@ -6,9 +6,9 @@ when tool search is on. Each call goes back through the pipeline as a `tools/cal
 same `Caller`, so visibility, audit, the argument check, the URL guard and the bounds judge it as
 they judge a direct call; the host keeps the run's budget (`limits.py`) before each dispatch.
 A call of a confirm-tier tool is asked about exactly as a direct call is (through the run's own
-`ask`); the run pauses at that call, suspended in its snapshot, until the answer, and the time a
-person takes is not charged to the run's wall time (the confirm tier bounds it). A refusal
-reaches the script as `PermissionError`, which it may catch.
+`ask`); the run pauses at that call, suspended in its snapshot and holding no sandbox worker
+(`workers.py`), until the answer, and the time a person takes is not charged to the run's wall
+time (the confirm tier bounds it). A refusal reaches the script as `PermissionError`, which it may catch.
 
 The answer is a `ToolResult` whose structured content says what happened: `ok`, the script's
 `value` and printed `output`, every call it made with its outcome, and, when the run failed, the
@@ -34,6 +34,7 @@ from mcpstation.codemode.names import ToolNames
 from mcpstation.codemode.sandbox import Ending, HostFunction, SandboxEnd, SandboxLimits
 from mcpstation.codemode.stubs import CHECKER_ONLY, render_stubs
 from mcpstation.codemode.values import json_text, result_bytes, script_error, script_value
+from mcpstation.codemode.workers import SandboxWorkers
 from mcpstation.config.models import CodeModeSettings
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.request import Question, Request, Via
@@ -60,16 +61,19 @@ class CallRecord:
 class CodeRunner:
     """Answers `mcpstation/run_code` requests (given to the `Router` as the kind's handler)."""
 
-    def __init__(self, pipeline: Callable[[], Pipeline], settings: Callable[[], CodeModeSettings]) -> None:
+    def __init__(
+        self, pipeline: Callable[[], Pipeline], settings: Callable[[], CodeModeSettings], workers: SandboxWorkers
+    ) -> None:
         self._pipeline = pipeline
         self._settings = settings
+        self._workers = workers
 
     async def __call__(self, request: Request) -> AnyResult:
         code = request.arguments.get("code")
         if not isinstance(code, str) or not code.strip():
             return _answer(request, False, {"error": f"{RUN_CODE} needs `code`: a Python script"}, "no script")
         run = _Run(self._pipeline(), request, self._settings())
-        return await run.run(code)
+        return await run.run(code, self._workers)
 
 
 class _Run:
@@ -189,7 +193,7 @@ class _Run:
         """Budget check before a host function is dispatched: every function but `search_tools` is a tool call."""
         return None if function == "search_tools" else self.budget.admit_call()
 
-    async def run(self, code: str) -> ToolResult:
+    async def run(self, code: str, workers: SandboxWorkers) -> ToolResult:
         settings = self.settings
         limits = SandboxLimits(
             cpu_s=settings.cpu_s,
@@ -204,9 +208,10 @@ class _Run:
             return self._answer(SandboxEnd(Ending.CRASHED, error=NO_SANDBOX))
         stubs = CHECKER_ONLY + render_stubs(self.shown, search=self.search)
         end = SandboxEnd(Ending.LIMIT, limit=Limit.WALL_TIME)
-        with self.scope:
+        with self.scope:  # waiting for a free worker is wall time too
             end = await run_script(
                 code,
+                pool=await workers.pool(),
                 stubs=stubs,
                 type_check=settings.type_check,
                 limits=limits,

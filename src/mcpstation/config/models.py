@@ -610,6 +610,12 @@ class CodeModeSettings(_Frozen):
         default=64 * 1024, ge=256, description="Bytes of printed output and final value handed back to the model."
     )
     type_check: bool = Field(default=True, description="Check the script against the tools' stubs before it runs.")
+    workers: int = Field(
+        default=4,
+        ge=1,
+        description="Sandbox worker processes running scripts at once; a run beyond them waits for a free one. "
+        "A run paused for a person's confirmation holds none.",
+    )
 
 
 class RootSpec(_Frozen):

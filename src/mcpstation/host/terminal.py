@@ -1,13 +1,17 @@
 """`TerminalElicitor`: asks the person at the keyboard, for the CLI.
 
-There is no async stdin, so each line is read in a worker thread; one lock keeps questions from
-several servers from interleaving. End of input cancels. Field answers are checked against the
+It answers servers' elicitations, and (`confirm`) whether a call of a confirm-tier tool may run.
+A stdin with a file descriptor (a terminal, a pipe) is read as the event loop says it is readable,
+so a question nobody answers in time is given up and the command can end; one without (a test's
+`StringIO`) is read in a worker thread. One lock keeps questions from several servers from
+interleaving. End of input cancels (a confirmation: no). Field answers are checked against the
 schema (type, enum, range) and asked again, up to `MAX_ATTEMPTS` times; an empty answer keeps the
 field's default or leaves an optional field out.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -25,9 +29,11 @@ from mcpstation.host.elicitation import (
 )
 
 MAX_ATTEMPTS = 3  # invalid answers to one field before the whole form is cancelled
+READ_BYTES = 4096  # read from a terminal at once: a line typed, or a few typed ahead
 _YES = {"y", "yes", "a", "accept"}
 _NO = {"n", "no", "d", "decline"}
 _CANCEL = {"c", "cancel", "q", "quit"}
+_CONFIRMED = {"y", "yes"}
 
 
 class _EndOfInput(Exception):
@@ -49,6 +55,7 @@ class TerminalElicitor:
         self._stdin = stdin
         self._stdout = stdout
         self._lock = anyio.Lock()
+        self._typed = b""  # read from the descriptor past the line answered (typed ahead)
 
     async def __call__(self, server: str, request: ElicitationRequest) -> ElicitationAnswer:
         async with self._lock:
@@ -59,6 +66,20 @@ class TerminalElicitor:
             except _EndOfInput:
                 self._say("(no more input: cancelled)")
                 return ElicitationAnswer.cancel()
+
+    async def confirm(self, question: str) -> bool:
+        """Ask a yes/no `question`, no by default: True only for an explicit yes; end of input is a no."""
+        async with self._lock:
+            self._say(f"\n{question}")
+            try:
+                reply = (await self._read("Allow it? [y/N]: ")).strip().lower()
+            except _EndOfInput:
+                self._say("(no more input: no)")
+                return False
+            except anyio.get_cancelled_exc_class():
+                self._say("(no answer)")  # ends the prompt's line; the question is given up
+                raise
+            return reply in _CONFIRMED
 
     async def _ask_url(self, server: str, request: UrlRequest) -> ElicitationAnswer:
         self._say(f"\nServer {server!r} asks you to open a link:\n  {request.message}\n  {request.url}")
@@ -122,15 +143,40 @@ class TerminalElicitor:
         out.write(prompt)
         out.flush()
         stdin = self._stdin or sys.stdin
-        line: str = await anyio.to_thread.run_sync(stdin.readline, abandon_on_cancel=True)
+        fd = _descriptor(stdin)
+        if fd is None:
+            line: str = await anyio.to_thread.run_sync(stdin.readline, abandon_on_cancel=True)
+        else:
+            line = await self._read_line(fd)
         if not line:
             raise _EndOfInput
         return line
+
+    async def _read_line(self, fd: int) -> str:
+        """One line from `fd` without a thread ("" at end of input); what came after it is kept for the next."""
+        while b"\n" not in self._typed:
+            await anyio.wait_readable(fd)
+            chunk = os.read(fd, READ_BYTES)
+            if not chunk:
+                break
+            self._typed += chunk
+        line, newline, self._typed = self._typed.partition(b"\n")
+        return (line + newline).decode(errors="replace")
 
     def _say(self, text: str) -> None:
         out = self._stdout or sys.stderr
         out.write(text + "\n")
         out.flush()
+
+
+def _descriptor(stream: TextIO) -> int | None:
+    """The file descriptor under `stream`, when the event loop can wait on it (POSIX), else None."""
+    if os.name != "posix":
+        return None
+    try:
+        return stream.fileno()
+    except (AttributeError, OSError, ValueError):  # io.UnsupportedOperation is both an OSError and a ValueError
+        return None
 
 
 _SKIPPED = object()

@@ -21,6 +21,7 @@ import anyio
 from mcpstation.catalog import AnyResult
 from mcpstation.config.models import PolicySettings
 from mcpstation.outcomes import Outcome
+from mcpstation.pipeline.caller import Face
 from mcpstation.pipeline.kinds import RequestKind
 from mcpstation.pipeline.request import Handler, Question, Request
 
@@ -31,6 +32,16 @@ class Confirmation(enum.StrEnum):
     DENIED = "denied"  # the person said no
     UNANSWERED = "unanswered"  # no answer in time
     UNASKABLE = "unaskable"  # the face that sent the call has no way to ask its caller
+
+
+_ELICITATION = "call it through the gateway from an MCP client that supports elicitation (it is asked there)"
+_HOW_TO_BE_ASKED: dict[Face, str] = {
+    Face.CLI: (
+        "run `mcpstation --one-shot call ...` on a terminal, which asks there (y/N); without a terminal, "
+        "or through a running station's control socket, nobody can be asked"
+    ),
+    Face.LIBRARY: "pass `ask=`, an async function that answers the Question True or False",
+}  # how a caller of each face gets asked; any other (the HTTP API, the framework adapters) through the gateway
 
 
 class ConfirmTier:
@@ -61,10 +72,10 @@ class ConfirmTier:
         """None when the person said yes, else why not."""
         name = repr(request.name)
         if request.ask is None:
+            how = _HOW_TO_BE_ASKED.get(request.caller.face, _ELICITATION)
             return Confirmation.UNASKABLE, (
-                f"{name} needs a person's confirmation before each call, and this caller cannot be asked "
-                "(the gateway asks through elicitation; a library caller passes `ask`). "
-                "Fix: call it from a client that supports elicitation, or remove it from [policy] confirm_tools."
+                f"{name} needs a person's confirmation before each call, and this caller cannot be asked. "
+                f"Fix: {how}, or remove it from [policy] confirm_tools."
             )
         question = Question(
             request.caller, request.name, request.server, request.target, request.arguments, request.via,
