@@ -51,7 +51,7 @@ _ABBREVIATIONS: Mapping[str, str] = {
 # brings the rest of its group in at SYNONYM_WEIGHT; tool text is indexed as written.
 _SYNONYM_GROUPS = (
     "create make new add generate build init initialize start open",
-    "delete remove erase drop destroy forget purge discard unlink",
+    "delete remove erase drop destroy forget purge discard unlink rid cleanup clean wipe clear prune",
     "read open view show display see look inspect print cat dump",
     "list enumerate ls browse",
     "search find lookup locate seek discover query",
