@@ -25,7 +25,7 @@ from mcpstation.catalog import (
     openai_responses_tools,
     openai_tools,
 )
-from mcpstation.catalog._text import query_terms
+from mcpstation.catalog._text import compound_words, query_terms
 from mcpstation.catalog.search import MAX_LIMIT
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "search"
@@ -266,6 +266,15 @@ def test_long_instructions_nudge_less_than_short_ones_saying_the_same():
 
     plain, short, long = score_of_b({}), score_of_b({"b": "Invoices."}), score_of_b({"b": f"Invoices. {filler}"})
     assert plain < long < short
+
+
+def test_a_product_name_ending_in_an_abbreviation_is_indexed_by_its_parts():
+    assert compound_words("mongodb") == ["mongo", "db", "databas"]
+    assert compound_words("mysql") == []  # a head of fewer than three letters is no word
+    tools = [_tool("notes", "find", "Find documents"), _tool("zebradb", "find", "Find documents")]
+    hits = ToolIndex.build(tools).search("find documents in the database", limit=2)
+    assert [h.tool.server for h in hits] == ["zebradb", "notes"]
+    assert {h.tool.server for h in OUTSIDE_INDEX.search("what is failing in CI", limit=3)} == {"circleci"}
 
 
 def test_hit_as_json_has_the_documented_keys():

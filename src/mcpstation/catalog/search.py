@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpstation.catalog._embed import Embedder, EmbeddingCache, SemanticShard, passage_text
-from mcpstation.catalog._text import identifier_words, query_terms, terms
+from mcpstation.catalog._text import compound_words, identifier_words, query_terms, terms
 from mcpstation.catalog.catalog import CatalogTool
 
 DEFAULT_LIMIT = 5
@@ -125,7 +125,7 @@ def _tool_fields(tool: CatalogTool) -> tuple[list[str], ...]:
     name_terms = identifier_words([tool.tool])
     public_extra = [t for t in identifier_words([tool.name]) if t not in name_terms and t != "mcp"]
     server_terms = identifier_words([tool.server])
-    server_terms += [t for t in public_extra if t not in server_terms]
+    server_terms += [t for t in public_extra + compound_words(tool.server) if t not in server_terms]
     param_names, param_text = _schema_fields(tool.input_schema)
     return (
         name_terms,
