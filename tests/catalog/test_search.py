@@ -111,7 +111,7 @@ def test_paraphrased_requests_find_their_tool_in_the_top_five(query: str, expect
 
 
 def test_lexical_recall_on_the_stored_evaluation_stays_above_its_measured_floor():
-    # bench/search/evaluate.py measures 0.90 overall; a ranker change that drops below 0.85 is a regression.
+    # bench/search/evaluate.py measures 0.89 lexical overall; a ranker change that drops below 0.85 is a regression.
     queries = json.loads((BENCH / "queries.json").read_text()) + json.loads((BENCH / "queries_fresh.json").read_text())
     found = 0
     for q in queries:
@@ -149,11 +149,11 @@ def test_a_synonym_whose_stem_collides_with_another_word_is_not_used():
 
 
 def test_lexical_recall_on_the_outside_evaluation_stays_above_its_measured_floor():
-    # bench/search/evaluate.py --set outside measures 0.91 lexical; below 0.86 is a regression.
+    # bench/search/evaluate.py --set outside measures 0.92 lexical; below 0.87 is a regression.
     queries = json.loads((BENCH / "outside" / "queries.json").read_text())
     found = sum(any(e in _ids(OUTSIDE_INDEX.search(q["query"], limit=5)) for e in q["expected"]) for q in queries)
     assert len(queries) >= 150
-    assert found / len(queries) >= 0.86
+    assert found / len(queries) >= 0.87
 
 
 def _tool(server: str, name: str, description: str, schema: dict[str, Any] | None = None) -> CatalogTool:
