@@ -25,6 +25,7 @@ OUTSIDE_DIR = HERE / "outside"
 OUTSIDE_SERVERS_DIR = OUTSIDE_DIR / "servers"
 OUTSIDE_QUERIES_FILE = OUTSIDE_DIR / "queries.json"
 OUTSIDE_FRESH_FILE = OUTSIDE_DIR / "queries_fresh.json"
+OUTSIDE_FRESH2_FILE = OUTSIDE_DIR / "queries_fresh2.json"  # issue 25 §6 round: frozen before that tuning
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,12 @@ def load_queries(*, fresh: bool = True) -> list[Query]:
 
 
 def load_outside_queries() -> list[Query]:
-    """The outside set's requests: split "outside" (frozen before tuning) and "fresh" (written after it)."""
+    """The outside set's requests: split "outside" (frozen before tuning), "fresh" (written after the first
+    tuning) and "fresh2" (written before the second, frozen before it ran, never tuned on)."""
     rows = [{**r, "split": "outside"} for r in json.loads(OUTSIDE_QUERIES_FILE.read_text())]
-    if OUTSIDE_FRESH_FILE.exists():
-        rows += [{**r, "split": "fresh"} for r in json.loads(OUTSIDE_FRESH_FILE.read_text())]
+    for split, path in (("fresh", OUTSIDE_FRESH_FILE), ("fresh2", OUTSIDE_FRESH2_FILE)):
+        if path.exists():
+            rows += [{**r, "split": split} for r in json.loads(path.read_text())]
     return [_query(r) for r in rows]
 
 

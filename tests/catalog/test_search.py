@@ -25,7 +25,7 @@ from mcpstation.catalog import (
     openai_responses_tools,
     openai_tools,
 )
-from mcpstation.catalog._text import query_terms
+from mcpstation.catalog._text import compound_words, query_terms
 from mcpstation.catalog.search import MAX_LIMIT
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "search"
@@ -111,7 +111,7 @@ def test_paraphrased_requests_find_their_tool_in_the_top_five(query: str, expect
 
 
 def test_lexical_recall_on_the_stored_evaluation_stays_above_its_measured_floor():
-    # bench/search/evaluate.py measures 0.90 overall; a ranker change that drops below 0.85 is a regression.
+    # bench/search/evaluate.py measures 0.89 lexical overall; a ranker change that drops below 0.85 is a regression.
     queries = json.loads((BENCH / "queries.json").read_text()) + json.loads((BENCH / "queries_fresh.json").read_text())
     found = 0
     for q in queries:
@@ -149,11 +149,11 @@ def test_a_synonym_whose_stem_collides_with_another_word_is_not_used():
 
 
 def test_lexical_recall_on_the_outside_evaluation_stays_above_its_measured_floor():
-    # bench/search/evaluate.py --set outside measures 0.88 lexical; below 0.83 is a regression.
+    # bench/search/evaluate.py --set outside measures 0.92 lexical; below 0.87 is a regression.
     queries = json.loads((BENCH / "outside" / "queries.json").read_text())
     found = sum(any(e in _ids(OUTSIDE_INDEX.search(q["query"], limit=5)) for e in q["expected"]) for q in queries)
     assert len(queries) >= 150
-    assert found / len(queries) >= 0.83
+    assert found / len(queries) >= 0.87
 
 
 def _tool(server: str, name: str, description: str, schema: dict[str, Any] | None = None) -> CatalogTool:
@@ -252,6 +252,29 @@ def test_a_server_s_instructions_nudge_its_tools():
     nudged = ToolIndex.build(tools, server_texts={"b": "Invoices and billing."}).search("run the thing for invoices")
     assert plain[0].tool.server == "a"  # a tie, broken by name
     assert nudged[0].tool.server == "b"
+
+
+def test_long_instructions_nudge_less_than_short_ones_saying_the_same():
+    # Instructions are length-normalised: one server's long instructions (firecrawl's are 2,900 characters)
+    # would otherwise match some word of most requests and lift every tool of that server.
+    tools = [_tool("a", "report", "Billing report of one invoice"), _tool("b", "report", "Billing report")]
+    filler = " ".join(f"word{chr(97 + i % 26)}{chr(97 + i // 26)}" for i in range(300))
+
+    def score_of_b(server_texts: dict[str, str]) -> float:
+        hits = ToolIndex.build(tools, server_texts=server_texts).search("invoice billing report", limit=2)
+        return next(h.score for h in hits if h.tool.server == "b")
+
+    plain, short, long = score_of_b({}), score_of_b({"b": "Invoices."}), score_of_b({"b": f"Invoices. {filler}"})
+    assert plain < long < short
+
+
+def test_a_product_name_ending_in_an_abbreviation_is_indexed_by_its_parts():
+    assert compound_words("mongodb") == ["mongo", "db", "databas"]
+    assert compound_words("mysql") == []  # a head of fewer than three letters is no word
+    tools = [_tool("notes", "find", "Find documents"), _tool("zebradb", "find", "Find documents")]
+    hits = ToolIndex.build(tools).search("find documents in the database", limit=2)
+    assert [h.tool.server for h in hits] == ["zebradb", "notes"]
+    assert {h.tool.server for h in OUTSIDE_INDEX.search("what is failing in CI", limit=3)} == {"circleci"}
 
 
 def test_hit_as_json_has_the_documented_keys():

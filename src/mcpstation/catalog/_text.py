@@ -47,11 +47,19 @@ _ABBREVIATIONS: Mapping[str, str] = {
     "cpu": "cpu resource", "ram": "memory resource", "apk": "apk artifact", "es": "elasticsearch",
 }  # fmt: skip
 
+# Abbreviations that product names end with, written as one word ("mongodb", "circleci"): such a name is
+# also indexed as its head, the abbreviation and what it stands for, so "mongo" and "database" reach
+# MongoDB's tools and "CI" reaches CircleCI's.
+_COMPOUND_TAILS: Mapping[str, str] = {
+    "db": "database", "ci": "continuous integration", "kb": "knowledge base", "js": "javascript",
+}  # fmt: skip
+_COMPOUND_HEAD_MIN = 3  # "mysql" is not "my" + "sql"
+
 # Groups of words that name the same thing in tool descriptions and requests. A request's word
 # brings the rest of its group in at SYNONYM_WEIGHT; tool text is indexed as written.
 _SYNONYM_GROUPS = (
     "create make new add generate build init initialize start open",
-    "delete remove erase drop destroy forget purge discard unlink",
+    "delete remove erase drop destroy forget purge discard unlink rid cleanup clean wipe clear prune",
     "read open view show display see look inspect print cat dump",
     "list enumerate ls browse",
     "search find lookup locate seek discover query",
@@ -354,6 +362,22 @@ def _query_terms(text: str) -> tuple[tuple[str, float], ...]:
 def query_terms(text: str) -> dict[str, float]:
     """Weighted terms of a request: its own words at 1.0, their synonyms and translations below."""
     return dict(_query_terms(text))
+
+
+def compound_words(name: str) -> list[str]:
+    """Extra index terms of a name's one-word compounds: "mongodb" gives mongo, db and database."""
+    out: list[str] = []
+    for match in _WORD.finditer(name):
+        word = match.group().lower()
+        for tail, meaning in _COMPOUND_TAILS.items():
+            if (
+                word.isascii()
+                and word.isalpha()
+                and word.endswith(tail)
+                and len(word) - len(tail) >= _COMPOUND_HEAD_MIN
+            ):
+                out += terms(f"{word[: -len(tail)]} {tail} {meaning}")
+    return out
 
 
 def identifier_words(names: Iterable[str]) -> list[str]:

