@@ -171,6 +171,11 @@ async def test_a_user_lists_and_revokes_only_their_own_authorizations(tmp_path: 
         assert result.outcome is Outcome.OK, result.error
         async with served.http(served.station_tokens["admin"]) as http:  # a station token has no user
             assert (await http.get("/api/me/authorizations")).status_code == 403
+        async with served.http() as browser:  # the callback needs no token, and completes only a sign-in it made
+            forged = await browser.get("/oauth/callback", params={"state": "forged", "code": "stolen"})
+            assert forged.status_code == 400 and "unknown or expired sign-in" in forged.text
+        other_bob = ("https://other-issuer.example", "bob")  # the same subject at another issuer is someone else
+        assert await served.station.user_grants.connections(other_bob) == []
 
 
 async def test_a_revoked_grant_asks_only_that_user_again(tmp_path: Path) -> None:
