@@ -243,6 +243,23 @@ async def test_concurrent_refreshes_on_two_replicas_send_one_request_and_keep_th
         assert result.outcome is Outcome.OK, result.error
 
 
+async def test_an_entry_whose_url_changed_never_gets_the_old_servers_token(tmp_path: Path) -> None:
+    async with world(tmp_path) as (served, _):
+        name = whoami(served)
+        alice = await served.token("alice", USERS)
+        await authorize(served, "alice", alice, name)
+        caller = signed_in(served, "alice", alice)
+        assert (await served.station.call_tool(name, {}, caller=caller)).outcome is Outcome.OK
+        async with running_upstream(served.idp, tmp_path) as moved:
+            config = served.station.config
+            changed = config.servers[0].model_copy(update={"url": moved.url})
+            await served.station.reload(config.model_copy(update={"servers": (changed,)}))
+            result = await served.station.call_tool(name, {}, caller=caller)
+            assert result.outcome is Outcome.REFUSED, result
+            assert "Open this URL" in (result.error or "")
+            assert {c["sub"] for c in moved.bearer_claims()} <= {STATION_CLIENT[0]}  # listed as the station only
+
+
 async def test_a_client_that_takes_url_elicitation_is_asked_to_open_the_authorization_url(tmp_path: Path) -> None:
     async def never_asked(ctx: Any, params: Any) -> Any:  # registering it declares form and URL elicitation
         raise AssertionError("the gateway answers with URLElicitationRequired, it does not push a request")

@@ -199,6 +199,7 @@ class _SignIn:
 class _Held:
     token: SecretStr
     expires_at: float  # epoch seconds; refreshed before this
+    url: str  # the server URL it was issued for
 
 
 class UserGrants:
@@ -253,21 +254,22 @@ class UserGrants:
             UpstreamTokenError: the authorization server could not be reached or refused otherwise.
         """
         key: GrantKey = (user, spec.name)
-        held = self._usable(key)
+        url = server_url(spec)
+        held = self._usable(key, url)
         if held is not None:
             return held
         async with self._locks.setdefault(key, anyio.Lock()):
-            held = self._usable(key)
+            held = self._usable(key, url)
             if held is not None:
                 return held
             storage = self.storage(user, spec)
-            if (token := self._adopt(key, await storage.record())) is not None:
+            if (token := self._adopt(key, url, await storage.record())) is not None:
                 return token
             async with storage.exclusive():
                 record = await storage.record()  # another replica may have refreshed meanwhile
-                if (token := self._adopt(key, record)) is not None:
+                if (token := self._adopt(key, url, record)) is not None:
                     return token
-                return await self._refresh(key, storage, record)
+                return await self._refresh(key, spec, storage, record)
 
     def forget(self, key: GrantKey, token: SecretStr) -> None:
         """The upstream refused `token`: the next `access_token` refreshes (unless it was replaced)."""
@@ -276,11 +278,13 @@ class UserGrants:
             del self._held[key]
         self._refused[key] = token.get_secret_value()
 
-    def _usable(self, key: GrantKey) -> SecretStr | None:
+    def _usable(self, key: GrantKey, url: str) -> SecretStr | None:
+        """The token held for `key`, if it is still fresh and was issued for the server at `url` (an
+        entry whose URL changed never gets the old server's token)."""
         held = self._held.get(key)
-        return held.token if held is not None and held.expires_at > time.time() else None
+        return held.token if held is not None and held.url == url and held.expires_at > time.time() else None
 
-    def _adopt(self, key: GrantKey, record: dict[str, Any]) -> SecretStr | None:
+    def _adopt(self, key: GrantKey, url: str, record: dict[str, Any]) -> SecretStr | None:
         """The record's access token if it is fresh and was not refused; kept in memory."""
         tokens = record.get("tokens")
         access = tokens.get("access_token") if isinstance(tokens, dict) else None
@@ -289,13 +293,15 @@ class UserGrants:
         if not isinstance(access, str) or keep_until <= time.time() or self._refused.get(key) == access:
             return None
         token = SecretStr(access)
-        self._held[key] = _Held(token, keep_until)
+        self._held[key] = _Held(token, keep_until, url)
         return token
 
-    async def _refresh(self, key: GrantKey, storage: SealedUserStorage, record: dict[str, Any]) -> SecretStr:
+    async def _refresh(
+        self, key: GrantKey, spec: AnyServerSpec, storage: SealedUserStorage, record: dict[str, Any]
+    ) -> SecretStr:
         user, server = key
         tokens = _parse(OAuthToken, record.get("tokens"))
-        client = _parse(OAuthClientInformationFull, record.get("client_info"))
+        client = _client(spec, record)
         endpoint = record.get("token_endpoint")
         if tokens is None or client is None or not tokens.refresh_token or not isinstance(endpoint, str):
             await storage.forget_tokens()
@@ -348,7 +354,7 @@ class UserGrants:
             fresh.scope = tokens.scope
         await storage.set_tokens(fresh)  # the rotated refresh token, saved before anyone else refreshes
         self._refused.pop(key, None)
-        token = self._adopt(key, await storage.record())
+        token = self._adopt(key, storage.server_url, await storage.record())
         if token is None:
             raise UpstreamTokenError(f"the refreshed token for {server!r} is already expired", TokenFailure.MALFORMED)
         return token
@@ -443,10 +449,9 @@ class UserGrants:
         async def on_redirect(url: str) -> None:
             context = provider.context
             found = context.oauth_metadata
+            registered = context.client_info if auth.client_id is None else None  # a configured one stays in config
             await storage.remember(
-                client_info=context.client_info.model_dump(mode="json", exclude_none=True)
-                if context.client_info
-                else None,
+                client_info=registered.model_dump(mode="json", exclude_none=True) if registered else None,
                 token_endpoint=str(found.token_endpoint) if found else None,
                 revocation_endpoint=str(found.revocation_endpoint) if found and found.revocation_endpoint else None,
                 resource=context.get_resource_url(),
@@ -524,7 +529,7 @@ class UserGrants:
     async def _revoke_upstream(self, spec: AnyServerSpec, record: dict[str, Any]) -> None:
         endpoint = record.get("revocation_endpoint")
         tokens = _parse(OAuthToken, record.get("tokens"))
-        client = _parse(OAuthClientInformationFull, record.get("client_info"))
+        client = _client(spec, record)
         if not isinstance(endpoint, str) or tokens is None or client is None:
             return
         token = tokens.refresh_token or tokens.access_token
@@ -568,6 +573,21 @@ class _NoStorage:
 
 
 _Model = TypeVar("_Model", bound=BaseModel)
+
+
+def _client(spec: AnyServerSpec, record: dict[str, Any]) -> OAuthClientInformationFull | None:
+    """The client a grant is refreshed and revoked as: the configured one (its secret as the config
+    says now), else the one registered for this user."""
+    auth = spec.auth
+    if auth.client_id is None:
+        return _parse(OAuthClientInformationFull, record.get("client_info"))
+    secret = auth.client_secret.get_secret_value() if auth.client_secret is not None else None
+    return OAuthClientInformationFull(
+        client_id=auth.client_id,
+        client_secret=secret,
+        redirect_uris=None,
+        token_endpoint_auth_method="client_secret_basic" if secret else "none",
+    )
 
 
 def _parse(model: type[_Model], raw: object) -> _Model | None:
