@@ -44,9 +44,7 @@ from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import SecretStr
 
 from mcpstation.config.models import Role, StreamableHttpServerSpec
-from mcpstation.errors import IdentityProblem
-from mcpstation.host.oauth.sealing import Sealer
-from mcpstation.host.oauth.user_grants import NeedsAuthorization, UserGrants
+from mcpstation.host.oauth.user_grants import UserGrants
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline import Caller, Face, Principal
 from mcpstation.store import Store
@@ -281,19 +279,3 @@ async def test_a_client_that_takes_url_elicitation_is_asked_to_open_the_authoriz
         assert page.status_code == 200, page.text
         is_error, text = await call_tool(served.gateway, alice, VERSIONS[-1], name, {})
         assert not is_error and json.loads(text)["sub"] == "alice"
-
-
-async def test_a_sealed_record_opens_only_for_its_own_row() -> None:
-    sealer = Sealer(b"k" * 32)
-    sealed = sealer.seal(b'{"tokens": {}}', ("iss", "alice", "jira"))
-    assert sealer.open(sealed, ("iss", "alice", "jira")) == b'{"tokens": {}}'
-    for other in (("iss", "bob", "jira"), ("iss", "alice", "wiki"), ("other", "alice", "jira")):
-        with pytest.raises(Exception, match="does not open"):
-            sealer.open(sealed, other)
-    with pytest.raises(Exception, match="does not open"):
-        Sealer(b"x" * 32).open(sealed, ("iss", "alice", "jira"))
-
-
-def test_needs_authorization_is_a_refusal_problem() -> None:
-    assert IdentityProblem.NEEDS_AUTHORIZATION == "needs_authorization"
-    assert isinstance(NeedsAuthorization("x"), Exception)
