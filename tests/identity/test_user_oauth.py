@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import sqlite3
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -42,8 +43,10 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import SecretStr
+from store_helpers import require_postgres, run_admin
 
 from mcpstation.config.models import Role, StreamableHttpServerSpec
+from mcpstation.host.oauth.sealing import Sealer
 from mcpstation.host.oauth.user_grants import UserGrants
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline import Caller, Face, Principal
@@ -239,6 +242,45 @@ async def test_concurrent_refreshes_on_two_replicas_send_one_request_and_keep_th
             assert again.get_secret_value() != got[0]
         result = await served.station.call_tool(name, {}, caller=signed_in(served, "alice", alice))
         assert result.outcome is Outcome.OK, result.error
+
+
+async def test_concurrent_refreshes_on_two_replicas_of_one_postgresql_store_send_one_request(tmp_path: Path) -> None:
+    url = await require_postgres()
+    schema = f"mcps_test_{uuid.uuid4().hex[:12]}"
+    async with world(tmp_path) as (served, _):
+        name = whoami(served)
+        alice = await served.token("alice", USERS)
+        await authorize(served, "alice", alice, name)
+        spec = served.station.roster.spec("jira")
+        assert isinstance(spec, StreamableHttpServerSpec)
+        user = (served.idp.issuer, "alice")
+        record = await served.station.user_grants.storage(user, spec).record()  # alice's grant, moved to PostgreSQL
+        sealer = Sealer.from_settings(SecretStr("one key for every replica"), None, in_memory=False)
+        try:
+            async with await Store.open(url, schema=schema) as first, await Store.open(url, schema=schema) as second:
+                replicas = [UserGrants(store, lambda: sealer, lambda: served.url) for store in (first, second)]
+                await replicas[0].storage(user, spec).remember(**record)
+                held = SecretStr(record["tokens"]["access_token"])
+                for grants in replicas:
+                    grants.forget((user, "jira"), held)  # the upstream refused it on both replicas
+                before = (await stats(served.idp)).get(REFRESH, 0)
+                got: list[str] = []
+
+                async def use(grants: UserGrants) -> None:
+                    got.append((await grants.access_token(user, spec)).get_secret_value())
+
+                with anyio.fail_after(WAIT_S):
+                    async with anyio.create_task_group() as tg:
+                        for _ in range(10):
+                            for grants in replicas:
+                                tg.start_soon(use, grants)
+                assert (await stats(served.idp)).get(REFRESH, 0) == before + 1
+                assert sum(grants.refreshes for grants in replicas) == 1
+                assert len(set(got)) == 1 and got[0] != held.get_secret_value()
+                kept = await replicas[1].storage(user, spec).record()
+                assert kept["tokens"]["refresh_token"] != record["tokens"]["refresh_token"]
+        finally:
+            await run_admin(url, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 async def test_an_entry_whose_url_changed_never_gets_the_old_servers_token(tmp_path: Path) -> None:

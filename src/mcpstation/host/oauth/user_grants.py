@@ -24,6 +24,7 @@ encrypted (`sealing.Sealer`). The caller's own token to the station is never inv
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -123,7 +124,9 @@ class SealedUserStorage(RecordStorage):
         await self.store.delete_user_oauth(self.user, self.server)
 
     def exclusive(self, *, timeout_s: float = REFRESH_LOCK_TIMEOUT_S) -> AbstractAsyncContextManager[None]:
-        return self.store.exclusive("user-oauth:" + "\x00".join(self._row), timeout_s=timeout_s)
+        # A digest of the row: names of any length and characters (PostgreSQL refuses NUL in text).
+        digest = hashlib.sha256(json.dumps(self._row).encode()).hexdigest()
+        return self.store.exclusive(f"user-oauth:{digest}", timeout_s=timeout_s)
 
     async def record(self) -> dict[str, Any]:
         """The whole opened record (tokens, expiry, client, endpoints)."""
