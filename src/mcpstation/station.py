@@ -54,7 +54,8 @@ from mcpstation.host import Host
 from mcpstation.host.oauth.exchange import UpstreamTokenError, UpstreamTokens
 from mcpstation.host.oauth.upstream_hooks import SharedIdentityHooks
 from mcpstation.host.oauth.user_grants import Connection as GrantConnection
-from mcpstation.host.oauth.user_grants import UserGrants, is_user_oauth
+from mcpstation.host.oauth.user_grants import UserGrants
+from mcpstation.host.oauth.user_records import is_user_oauth
 from mcpstation.live_catalog import LiveCatalog
 from mcpstation.management import MANAGEMENT_SERVER, MANAGEMENT_TOOLS, management_spec
 from mcpstation.pinning import ToolPins

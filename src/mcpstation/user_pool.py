@@ -38,7 +38,8 @@ from mcpstation.errors import IdentityProblem, ServerUnavailable, UpstreamIdenti
 from mcpstation.host.oauth.exchange import TokenClient, TokenFailure, TokenKey, UpstreamTokenError, UpstreamTokens
 from mcpstation.host.oauth.minted import MintedTokenAuth
 from mcpstation.host.oauth.upstream_hooks import UserHooks, per_user_spec, token_client, upstream_resource
-from mcpstation.host.oauth.user_grants import NeedsAuthorization, UserGrants, is_user_oauth
+from mcpstation.host.oauth.user_grants import NeedsAuthorization, UserGrants
+from mcpstation.host.oauth.user_records import is_user_oauth
 from mcpstation.pipeline import Principal, Request
 
 logger = logging.getLogger(__name__)

@@ -51,7 +51,7 @@ from mcpstation.config.models import Role
 from mcpstation.errors import StationError
 from mcpstation.gateway import GATEWAY_PATH, GatewayInstrument, GatewayRelay, gateway_asgi_app
 from mcpstation.host.oauth.exchange import UpstreamTokenError
-from mcpstation.host.oauth.user_grants import CALLBACK_PATH, UnknownSignIn
+from mcpstation.host.oauth.user_sign_in import CALLBACK_PATH, UnknownSignIn
 from mcpstation.identity import ResourceServer
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline import Caller

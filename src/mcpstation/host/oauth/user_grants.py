@@ -1,70 +1,56 @@
 """`UserGrants`: each user's own authorization of a `user-oauth` upstream, kept sealed in the store.
 
-Signing in (once per user and upstream). The SDK's `OAuthClientProvider` runs the authorization
-code flow for that user: Protected Resource Metadata and authorization-server discovery, the
-configured client (or dynamic registration), PKCE S256, `resource` = the upstream (RFC 8707), and
-the code exchange. `authorization_url` starts it in the station's task group and answers as soon
-as the SDK shows the URL; the flow then waits (up to `AUTHORIZATION_TIMEOUT_S`) for the user's
-browser to come back to `{public_url}/oauth/callback`, which `complete` receives. The flow lives
-in the process that started it: a callback reaching another replica is answered "unknown or
-expired sign-in; start again", never completed for someone else.
+Signing in (once per user and upstream) is `user_sign_in.SignIns`: the SDK's authorization code
+flow for that user, answered with the URL they open.
 
 Using a grant. `access_token` answers the user's current access token from memory, else from
-their sealed record, refreshing it when it is near expiry or the upstream refused it. A refresh
-happens once: one lock per (user, upstream) in this process, then the store's lock across replicas
-(`Store.exclusive`), and after each the record is read again, so a refresh another task or
-replica made meanwhile (its rotated refresh token saved) is used instead of refreshing twice. A
-refresh refused with `invalid_grant` (the grant was revoked) forgets that user's tokens for that
-upstream only and asks them to sign in again (`NeedsAuthorization`).
+their sealed record (`user_records.SealedUserStorage`), refreshing it when it is near expiry or the
+upstream refused it. A refresh happens once: one lock per (user, upstream) in this process, then
+the store's lock across replicas (`Store.exclusive`), and after each the record is read again, so a
+refresh another task or replica made meanwhile (its rotated refresh token saved) is used instead of
+refreshing twice. A refresh refused with `invalid_grant` (the grant was revoked) forgets that
+user's tokens for that upstream only and asks them to sign in again (`NeedsAuthorization`).
 
 What is stored, per (user issuer, user subject, server): one row whose `sealed` field holds the
-tokens, their expiry, the client, and the authorization server's token and revocation endpoints,
-encrypted (`sealing.Sealer`). The caller's own token to the station is never involved.
+tokens, their expiry, a registered client, and the authorization server's token and revocation
+endpoints, encrypted (`sealing.Sealer`). The caller's own token to the station is never involved.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
 import time
 from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Protocol, TypeVar
-from urllib.parse import parse_qs, urlsplit
+from datetime import datetime
+from typing import Any, TypeVar
 
 import anyio
 import httpx2
 from anyio.abc import TaskGroup
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.oauth2 import OAuthContext
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from pydantic import AnyUrl, BaseModel, SecretStr, ValidationError
+from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from pydantic import BaseModel, SecretStr, ValidationError
 
 from mcpstation.config.models import AnyServerSpec
 from mcpstation.errors import ServerError
 from mcpstation.host.oauth.exchange import RequestGuard, TokenFailure, UpstreamTokenError
-from mcpstation.host.oauth.loopback import AUTHORIZATION_TIMEOUT_S
-from mcpstation.host.oauth.providers import CLIENT_NAME, _ConfiguredClient
 from mcpstation.host.oauth.sealing import Sealer, SealError
-from mcpstation.host.oauth.storage import REFRESH_LOCK_TIMEOUT_S, RecordStorage
-from mcpstation.store.records import UserOAuth
+from mcpstation.host.oauth.user_records import (
+    GrantKey,
+    SealedUserStorage,
+    User,
+    UserOAuthStore,
+    server_url,
+)
+from mcpstation.host.oauth.user_sign_in import SignIns
 
 logger = logging.getLogger(__name__)
 
-USER_OAUTH = "user-oauth"
-CALLBACK_PATH = "/oauth/callback"
 EXPIRY_MARGIN_S = 30.0  # an access token this close to its expiry is refreshed before use
-URL_TIMEOUT_S = 30.0  # discovery and registration, until the authorization URL is known
 REQUEST_TIMEOUT_S = 10.0  # one request to the upstream or its authorization server
-FINISH_TIMEOUT_S = 30.0  # how long the callback page waits for the code exchange to end
-PROBE_PROTOCOL = "2025-11-25"  # the version the sign-in's first request names (the SDK then sends `resource`)
-
-User = tuple[str, str]
-GrantKey = tuple[User, str]  # ((issuer, subject), server)
 
 
 class NeedsAuthorization(UpstreamTokenError):
@@ -72,95 +58,6 @@ class NeedsAuthorization(UpstreamTokenError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, TokenFailure.REFUSED)
-
-
-class UnknownSignIn(Exception):
-    """A callback whose `state` names no sign-in in progress in this process."""
-
-
-class UserOAuthStore(Protocol):
-    """What per-user grants need of the station's store (`mcpstation.store.Store` implements it)."""
-
-    async def get_user_oauth(self, user: User, server: str) -> UserOAuth | None: ...
-    async def list_user_oauth(self, user: User) -> tuple[UserOAuth, ...]: ...
-    async def set_user_oauth(
-        self, user: User, server: str, server_url: str, sealed: str, expires_at: datetime | None
-    ) -> None: ...
-    async def delete_user_oauth(self, user: User, server: str) -> bool: ...
-    def exclusive(self, name: str, *, timeout_s: float) -> AbstractAsyncContextManager[None]: ...
-
-
-def is_user_oauth(spec: AnyServerSpec) -> bool:
-    return spec.auth.upstream == USER_OAUTH
-
-
-def server_url(spec: AnyServerSpec) -> str:
-    url: str = getattr(spec, "url", "")
-    return url
-
-
-class SealedUserStorage(RecordStorage):
-    """The SDK `TokenStorage` protocol over one user's sealed `user_oauth` row for one server.
-
-    A row kept for another server URL, or that does not open (another key, another row's record),
-    reads as empty: the user signs in again.
-    """
-
-    def __init__(self, store: UserOAuthStore, sealer: Sealer, user: User, server: str, url: str) -> None:
-        self.store = store
-        self.sealer = sealer
-        self.user = user
-        self.server = server
-        self.server_url = url
-
-    def __repr__(self) -> str:
-        return f"<SealedUserStorage {self.user[1]!r} {self.server!r}>"
-
-    @property
-    def _row(self) -> tuple[str, str, str]:
-        return (self.user[0], self.user[1], self.server)
-
-    async def clear(self) -> None:
-        await self.store.delete_user_oauth(self.user, self.server)
-
-    def exclusive(self, *, timeout_s: float = REFRESH_LOCK_TIMEOUT_S) -> AbstractAsyncContextManager[None]:
-        # A digest of the row: names of any length and characters (PostgreSQL refuses NUL in text).
-        digest = hashlib.sha256(json.dumps(self._row).encode()).hexdigest()
-        return self.store.exclusive(f"user-oauth:{digest}", timeout_s=timeout_s)
-
-    async def record(self) -> dict[str, Any]:
-        """The whole opened record (tokens, expiry, client, endpoints)."""
-        return await self._read()
-
-    async def remember(self, **fields: Any) -> None:
-        """Keep `fields` in the record beside what it holds."""
-        await self._update(**fields)
-
-    async def forget_tokens(self) -> None:
-        """Drop the tokens, keep the client: the next sign-in reuses the registration."""
-        data = await self._read()
-        if data:
-            await self._write({k: v for k, v in data.items() if k not in ("tokens", "expires_at")})
-
-    async def _read(self) -> dict[str, Any]:
-        row = await self.store.get_user_oauth(self.user, self.server)
-        if row is None or row.server_url != self.server_url:
-            return {}
-        try:
-            data = json.loads(self.sealer.open(row.sealed, self._row))
-        except (SealError, ValueError) as exc:
-            logger.warning("the sealed OAuth record of %r for %r does not open (%s); ignoring it", *self._row[1:], exc)
-            return {}
-        return data if isinstance(data, dict) else {}
-
-    async def _update(self, **changes: Any) -> None:
-        await self._write((await self._read()) | changes)
-
-    async def _write(self, data: dict[str, Any]) -> None:
-        expires_at = data.get("expires_at")
-        expiry = datetime.fromtimestamp(expires_at, UTC) if isinstance(expires_at, int | float) else None
-        sealed = self.sealer.seal(json.dumps(data).encode(), self._row)
-        await self.store.set_user_oauth(self.user, self.server, self.server_url, sealed, expiry)
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,21 +78,6 @@ class Connection:
             "expires_at": self.expires_at.isoformat() if self.expires_at else None,
             "updated_at": self.updated_at.isoformat(),
         }
-
-
-class _SignIn:
-    """One authorization in progress for one user and upstream."""
-
-    def __init__(self, key: GrantKey) -> None:
-        self.key = key
-        self.url: str | None = None
-        self.state: str | None = None
-        self.error: str | None = None
-        self.result: AuthorizationCodeResult | None = None
-        self.url_known = anyio.Event()
-        self.answered = anyio.Event()
-        self.finished = anyio.Event()
-        self.deadline = anyio.current_time() + AUTHORIZATION_TIMEOUT_S
 
 
 @dataclass(slots=True)
@@ -219,19 +101,16 @@ class UserGrants:
     ) -> None:
         self._store = store
         self._sealer = sealer
-        self._public_url = public_url
         self._guard = guard
         self._transport = transport
-        self._task_group: TaskGroup | None = None
+        self.sign_ins = SignIns(public_url, lambda auth: self._http(auth), self._signed_in)
         self._held: dict[GrantKey, _Held] = {}
         self._refused: dict[GrantKey, str] = {}  # the access token an upstream refused, per grant
         self._locks: dict[GrantKey, anyio.Lock] = {}
-        self._signing_in: dict[GrantKey, _SignIn] = {}
-        self._by_state: dict[str, _SignIn] = {}
         self.refreshes = 0  # refresh requests sent, for tests and status
 
     def bind(self, task_group: TaskGroup | None) -> None:
-        self._task_group = task_group
+        self.sign_ins.bind(task_group)
 
     def storage(self, user: User, spec: AnyServerSpec) -> SealedUserStorage:
         """The user's sealed record for `spec`.
@@ -365,144 +244,26 @@ class UserGrants:
     # -- signing in ---------------------------------------------------------------------------------
 
     async def authorization_url(self, user: User, spec: AnyServerSpec) -> str:
-        """Where `user` authorizes `spec`: a sign-in in progress, or a new one started.
+        """Where `user` authorizes `spec` (see `user_sign_in.SignIns`).
 
         Raises:
-            UpstreamTokenError: discovery or registration failed, or the station cannot receive callbacks.
+            UpstreamTokenError: no store or key, discovery or registration failed, or the station
+                cannot receive callbacks.
         """
-        key: GrantKey = (user, spec.name)
-        pending = self._signing_in.get(key)
-        if pending is None or pending.finished.is_set() or pending.deadline <= anyio.current_time():
-            pending = self._start(key, spec)
-        with anyio.move_on_after(URL_TIMEOUT_S):
-            await pending.url_known.wait()
-        if pending.url is None:
-            raise UpstreamTokenError(
-                f"the sign-in to server {spec.name!r} could not start: {pending.error or 'no answer in time'}",
-                TokenFailure.UNREACHABLE,
-            )
-        return pending.url
-
-    def _start(self, key: GrantKey, spec: AnyServerSpec) -> _SignIn:
-        public_url = self._public_url()
-        if public_url is None or self._task_group is None:
-            raise UpstreamTokenError(
-                f"server {spec.name!r}: the station cannot receive sign-ins (auth.public_url unset, or not serving)",
-                TokenFailure.UNREACHABLE,
-            )
-        storage = self.storage(key[0], spec)
-        sign_in = _SignIn(key)
-        self._signing_in[key] = sign_in
-        self._task_group.start_soon(self._sign_in, sign_in, spec, storage, public_url.rstrip("/") + CALLBACK_PATH)
-        return sign_in
-
-    async def _sign_in(self, sign_in: _SignIn, spec: AnyServerSpec, storage: SealedUserStorage, redirect: str) -> None:
-        provider = self._provider(sign_in, spec, storage, redirect)
-        probe = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
-        headers = {"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": PROBE_PROTOCOL}
-        try:
-            with anyio.fail_after(URL_TIMEOUT_S + AUTHORIZATION_TIMEOUT_S + FINISH_TIMEOUT_S):
-                async with self._http(auth=provider) as http:
-                    await http.post(server_url(spec), json=probe, headers=headers)
-            stored, _, _ = await storage.get_all()
-            if stored is None:
-                sign_in.error = "no token was issued"
-            else:
-                self._held.pop(sign_in.key, None)
-                self._refused.pop(sign_in.key, None)
-                logger.info("server %r: %r authorized the station", spec.name, sign_in.key[0][1])
-        except Exception as exc:  # boundary: a sign-in that fails is reported to its user, never a crash
-            sign_in.error = f"{type(exc).__name__}: {exc}"
-            logger.warning("server %r: the sign-in of %r failed: %s", spec.name, sign_in.key[0][1], sign_in.error)
-        finally:
-            sign_in.url_known.set()
-            sign_in.finished.set()
-            if self._signing_in.get(sign_in.key) is sign_in:
-                del self._signing_in[sign_in.key]
-            if sign_in.state is not None:
-                self._by_state.pop(sign_in.state, None)
-
-    def _provider(
-        self, sign_in: _SignIn, spec: AnyServerSpec, storage: SealedUserStorage, redirect: str
-    ) -> OAuthClientProvider:
-        auth = spec.auth
-        secret = auth.client_secret.get_secret_value() if auth.client_secret is not None else None
-        metadata = OAuthClientMetadata(
-            client_name=CLIENT_NAME,
-            redirect_uris=[AnyUrl(redirect)],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
-            scope=" ".join(auth.scopes) or None,
-            token_endpoint_auth_method="client_secret_basic" if secret else "none",
-        )
-        sdk_storage: RecordStorage | _ConfiguredClient = storage
-        if auth.client_id is not None:
-            sdk_storage = _ConfiguredClient(
-                storage,
-                OAuthClientInformationFull(
-                    client_id=auth.client_id,
-                    client_secret=secret,
-                    redirect_uris=[AnyUrl(redirect)],
-                    token_endpoint_auth_method="client_secret_basic" if secret else "none",
-                ),
-            )
-            sdk_storage.metadata = metadata
-        provider: OAuthClientProvider
-
-        async def on_redirect(url: str) -> None:
-            context = provider.context
-            found = context.oauth_metadata
-            registered = context.client_info if auth.client_id is None else None  # a configured one stays in config
-            await storage.remember(
-                client_info=registered.model_dump(mode="json", exclude_none=True) if registered else None,
-                token_endpoint=str(found.token_endpoint) if found else None,
-                revocation_endpoint=str(found.revocation_endpoint) if found and found.revocation_endpoint else None,
-                resource=context.get_resource_url(),
-            )
-            state = parse_qs(urlsplit(url).query).get("state", [None])[0]
-            if state is None:
-                raise UpstreamTokenError("the authorization URL carries no state", TokenFailure.MALFORMED)
-            sign_in.url, sign_in.state = url, state
-            self._by_state[state] = sign_in
-            sign_in.url_known.set()
-
-        async def on_callback() -> AuthorizationCodeResult:
-            with anyio.fail_after(AUTHORIZATION_TIMEOUT_S):
-                await sign_in.answered.wait()
-            assert sign_in.result is not None
-            return sign_in.result
-
-        provider = OAuthClientProvider(
-            server_url=server_url(spec),
-            client_metadata=metadata,
-            storage=sdk_storage,
-            redirect_handler=on_redirect,
-            callback_handler=on_callback,
-        )
-        return provider
+        return await self.sign_ins.authorization_url((user, spec.name), spec, self.storage(user, spec))
 
     async def complete(self, state: str, code: str | None, iss: str | None, error: str | None) -> tuple[User, str]:
-        """The browser came back to the callback: finish the sign-in `state` names; its user and server.
+        """See `SignIns.complete`.
 
         Raises:
             UnknownSignIn: no sign-in in progress here has that state.
             UpstreamTokenError: the authorization server said no, or the code exchange failed.
         """
-        sign_in = self._by_state.pop(state, None)
-        if sign_in is None or sign_in.answered.is_set():
-            raise UnknownSignIn("unknown or expired sign-in: start it again from your client or the console")
-        user, server = sign_in.key
-        sign_in.result = AuthorizationCodeResult(code=code or "", state=state, iss=iss)
-        sign_in.answered.set()
-        with anyio.move_on_after(FINISH_TIMEOUT_S):
-            await sign_in.finished.wait()
-        if error is not None:
-            raise UpstreamTokenError(f"the authorization server said {error!r}", TokenFailure.REFUSED)
-        if sign_in.error is not None or not sign_in.finished.is_set():
-            raise UpstreamTokenError(
-                f"the sign-in to server {server!r} failed: {sign_in.error or 'it did not finish'}", TokenFailure.REFUSED
-            )
-        return user, server
+        return await self.sign_ins.complete(state, code, iss, error)
+
+    def _signed_in(self, key: GrantKey) -> None:
+        self._held.pop(key, None)
+        self._refused.pop(key, None)
 
     # -- listing and revoking -----------------------------------------------------------------------
 
