@@ -700,12 +700,17 @@ class Station:
             raise UpstreamIdentityError(str(exc), IdentityProblem.NO_TOKEN, tool="", server=server) from exc
 
     async def revoke_upstream(self, caller: Caller, server: str) -> bool:
-        """Forget the caller's authorization of `server` and close their connection to it; whether there was one."""
-        user, spec = self._own_user(caller, server)
-        assert spec is not None
+        """Forget the caller's authorization of `server` and close their connection to it; whether
+        there was one. A server gone from the config (or out of the caller's reach now) still has its
+        record forgotten: it is the caller's own."""
+        user, _ = self._own_user(caller)
+        spec = self.roster.spec(server)
         self.user_connections.close_user(user, server)
         try:
-            revoked = await self.user_grants.revoke(user, spec)
+            if spec is not None and is_user_oauth(spec):
+                revoked = await self.user_grants.revoke(user, spec)
+            else:
+                revoked = await self.user_grants.forget_record(user, server)
         except UpstreamTokenError as exc:
             raise UpstreamIdentityError(str(exc), IdentityProblem.NO_TOKEN, tool="", server=server) from exc
         if revoked and self.store is not None:

@@ -177,6 +177,11 @@ async def test_a_user_lists_and_revokes_only_their_own_authorizations(tmp_path: 
             assert forged.status_code == 400 and "unknown or expired sign-in" in forged.text
         other_bob = ("https://other-issuer.example", "bob")  # the same subject at another issuer is someone else
         assert await served.station.user_grants.connections(other_bob) == []
+        # a server gone from the config: its user can still forget their record of it
+        await served.station.reload(served.station.config.model_copy(update={"servers": ()}))
+        async with served.http(bob) as http:
+            assert (await http.delete("/api/me/authorizations/jira")).json()["revoked"] is True
+            assert (await http.get("/api/me/authorizations")).json()["authorizations"] == []
 
 
 async def test_a_revoked_grant_asks_only_that_user_again(tmp_path: Path) -> None:

@@ -290,6 +290,12 @@ class UserGrants:
         self._held.pop((user, spec.name), None)
         return await self._store.delete_user_oauth(user, spec.name) if self._store is not None else False
 
+    async def forget_record(self, user: User, server: str) -> bool:
+        """Forget the user's record for `server` without asking anyone (the server is no longer
+        configured); whether there was one."""
+        self._held.pop((user, server), None)
+        return await self._store.delete_user_oauth(user, server) if self._store is not None else False
+
     async def _revoke_upstream(self, spec: AnyServerSpec, record: dict[str, Any]) -> None:
         endpoint = record.get("revocation_endpoint")
         tokens = _parse(OAuthToken, record.get("tokens"))
