@@ -158,6 +158,7 @@ class IdentityProblem(enum.StrEnum):
 
     NOT_SIGNED_IN = "not_signed_in"  # the caller holds no identity provider token to act on
     NO_TOKEN = "no_token"  # the upstream's authorization server gave no token for the caller
+    NEEDS_AUTHORIZATION = "needs_authorization"  # user-oauth: the caller has not authorized it (or it was revoked)
 
 
 class UpstreamIdentityError(CallError):
@@ -165,8 +166,17 @@ class UpstreamIdentityError(CallError):
 
     outcome = Outcome.REFUSED
 
-    def __init__(self, message: str, problem: IdentityProblem, *, tool: str, server: str | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        problem: IdentityProblem,
+        *,
+        tool: str,
+        server: str | None = None,
+        authorization_url: str | None = None,
+    ) -> None:
         self.problem = problem
+        self.authorization_url = authorization_url  # NEEDS_AUTHORIZATION: where the caller authorizes it
         super().__init__(message, tool=tool, server=server)
 
 

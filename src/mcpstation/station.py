@@ -47,12 +47,15 @@ from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, S
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.connection.snapshot import SessionInfo
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
-from mcpstation.errors import ServerUnavailable, UsageError
+from mcpstation.errors import IdentityProblem, ServerUnavailable, UpstreamIdentityError, UsageError
 from mcpstation.events import EventHub, StationEvent
 from mcpstation.follower import ChangeFollower
 from mcpstation.host import Host
-from mcpstation.host.oauth.exchange import UpstreamTokens
+from mcpstation.host.oauth.exchange import UpstreamTokenError, UpstreamTokens
 from mcpstation.host.oauth.upstream_hooks import SharedIdentityHooks
+from mcpstation.host.oauth.user_grants import Connection as GrantConnection
+from mcpstation.host.oauth.user_grants import UserGrants
+from mcpstation.host.oauth.user_records import is_user_oauth
 from mcpstation.live_catalog import LiveCatalog
 from mcpstation.management import MANAGEMENT_SERVER, MANAGEMENT_TOOLS, management_spec
 from mcpstation.pinning import ToolPins
@@ -86,6 +89,7 @@ from mcpstation.status import ReloadReport, ServerStatus, StationStatus, offline
 from mcpstation.user_pool import UserConnections
 
 if TYPE_CHECKING:
+    from mcpstation.host.oauth.sealing import Sealer
     from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
@@ -133,9 +137,11 @@ class Station:
             events=self.events,
             on_change=self._changed,
         )
+        self.user_grants = UserGrants(store, self._sealer, lambda: self.config.auth.public_url)
         self.user_connections = UserConnections(
-            self.roster.spec, lambda: self.config.station, self.hooks, self.upstream_tokens
+            self.roster.spec, lambda: self.config.station, self.hooks, self.upstream_tokens, self.user_grants
         )
+        self._sealer_made: Sealer | None = None
         self._start_plan = start
         mode = config.policy.tool_pinning
         pins = ToolPins(store, mode) if store is not None and mode != "off" else None
@@ -261,6 +267,21 @@ class Station:
         where = url.split("?", 1)[0] if url else getattr(spec, "command", None) or spec.transport
         return f"{spec.auth.upstream} {where}"
 
+    def _sealer(self) -> Sealer:
+        """The key sealing users' upstream grants (`[auth] token_key`, else a key file beside the store).
+
+        Raises:
+            ValueError: no key can be had (a PostgreSQL store without `auth.token_key`).
+        """
+        if self._sealer_made is None:
+            from mcpstation.host.oauth.sealing import Sealer  # cryptography loads only for user-oauth servers
+
+            store = self.store
+            file = store.database_file if store is not None else None
+            in_memory = store is not None and file is None and store.dialect == "sqlite"
+            self._sealer_made = Sealer.from_settings(self.config.auth.token_key, file, in_memory=in_memory)
+        return self._sealer_made
+
     def _server_cap(self, server: str) -> int | None:
         spec = self.roster.spec(server)
         return spec.max_result_bytes if spec is not None else None
@@ -285,6 +306,7 @@ class Station:
         self.pool.bind(task_group)
         self.user_connections.bind(task_group)
         self._sandboxes.bind(task_group)
+        self.user_grants.bind(task_group)
         task_group.start_soon(self.live_catalog.watch, name="mcpstation catalog watcher")
         task_group.start_soon(self.user_connections.close_idle, name="mcpstation per-user connections")
         try:
@@ -317,6 +339,7 @@ class Station:
             self.pool.bind(None)
             self.user_connections.bind(None)
             self._sandboxes.bind(None)
+            self.user_grants.bind(None)
             task_group.cancel_scope.cancel()  # the catalog watcher and the idle closer; everything else has ended
 
     async def _start(self) -> None:
@@ -633,6 +656,81 @@ class Station:
                 await self.store.record_action("reconnect", actor=actor, server=target.name)
         await self.pool.reconnect(targets, self.config.station.startup_timeout_s)
         return [c.name for c in targets]
+
+    # -- each user's own authorizations of user-oauth upstreams (every face: a Caller, then these) ---
+
+    def _own_user(self, caller: Caller, server: str | None = None) -> tuple[tuple[str, str], AnyServerSpec | None]:
+        """The signed-in caller's user key, and `server`'s spec if it is a user-oauth server they reach.
+
+        Raises:
+            UpstreamIdentityError: the caller did not sign in with an identity provider.
+            ServerUnavailable: `server` is not a user-oauth server this caller reaches.
+        """
+        principal = caller.principal
+        if principal is None or not principal.from_identity_provider:
+            raise UpstreamIdentityError(
+                "only a user signed in with the organisation's identity provider has upstream authorizations",
+                IdentityProblem.NOT_SIGNED_IN,
+                tool=server or "",
+                server=server,
+            )
+        if server is None:
+            return principal.key, None
+        spec = self.roster.spec(server)
+        if spec is None or not is_user_oauth(spec) or not self.visibility.reaches(caller, server):
+            raise ServerUnavailable(
+                f"no server {server!r} that {principal.subject!r} authorizes (user-oauth)", server=server
+            )
+        return principal.key, spec
+
+    async def upstream_authorizations(self, caller: Caller) -> list[GrantConnection]:
+        """The caller's own authorizations of user-oauth servers."""
+        user, _ = self._own_user(caller)
+        return await self.user_grants.connections(user)
+
+    async def authorize_upstream(self, caller: Caller, server: str) -> str:
+        """Where the caller authorizes `server` (a user-oauth server): a sign-in started (or in progress).
+
+        Raises:
+            UpstreamIdentityError: not signed in, or the sign-in could not start.
+            ServerUnavailable: no such user-oauth server for this caller.
+        """
+        self._require_running()
+        user, spec = self._own_user(caller, server)
+        assert spec is not None
+        try:
+            return await self.user_grants.authorization_url(user, spec)
+        except UpstreamTokenError as exc:
+            raise UpstreamIdentityError(str(exc), IdentityProblem.NO_TOKEN, tool="", server=server) from exc
+
+    async def revoke_upstream(self, caller: Caller, server: str) -> bool:
+        """Forget the caller's authorization of `server` and close their connection to it; whether
+        there was one. A server gone from the config (or out of the caller's reach now) still has its
+        record forgotten: it is the caller's own."""
+        user, _ = self._own_user(caller)
+        spec = self.roster.spec(server)
+        self.user_connections.close_user(user, server)
+        try:
+            if spec is not None and is_user_oauth(spec):
+                revoked = await self.user_grants.revoke(user, spec)
+            else:
+                revoked = await self.user_grants.forget_record(user, server)
+        except UpstreamTokenError as exc:
+            raise UpstreamIdentityError(str(exc), IdentityProblem.NO_TOKEN, tool="", server=server) from exc
+        if revoked and self.store is not None:
+            await self.store.record_action("revoke-authorization", actor=caller.actor, server=server)
+        return revoked
+
+    async def complete_authorization(
+        self, state: str, code: str | None, iss: str | None, error: str | None
+    ) -> tuple[tuple[str, str], str]:
+        """A browser came back to `/oauth/callback`: the user and server it authorized.
+
+        Raises:
+            UnknownSignIn: no sign-in in progress here has that state.
+            UpstreamTokenError: the authorization server said no, or the code exchange failed.
+        """
+        return await self.user_grants.complete(state, code, iss, error)
 
     async def approve_tool(self, server: str, tool: str, *, actor: str = "library") -> bool:
         """Approve a tool's current definition after it changed (tool pinning). False if unknown."""

@@ -1,16 +1,21 @@
 """`UserConnections`: each signed-in user's own connection to a server that sees each user.
 
-A server with `[servers.NAME.auth] upstream = "token-exchange"` is reached by each user as
-themselves: the router asks `connection_for(request)` before it sends, and gets the connection of
+A server with `[servers.NAME.auth] upstream = "token-exchange"` or `"user-oauth"` is reached by
+each user as themselves: the router asks `connection_for(request)` before it sends, and gets the connection of
 `(caller's issuer and subject, server)`, opened on demand (once for all of that user's concurrent
 requests) and closed once it has gone the server's `idle_stop_s` without requests. Every HTTP
 request on it carries a token exchanged (RFC 8693) for that user's own access token, which stays
 in memory here only as long as the connection lives, and is never sent upstream.
 
-Before a request is sent the token is exchanged (or found in the cache), so a failed exchange is
-the request's typed refusal (`UpstreamIdentityError`), never a connection failure, and never a
-fallback to the server's shared credentials. A caller who did not sign in with an identity
-provider (the library, the CLI, a station token) is refused with that reason.
+A `user-oauth` connection carries instead the user's own access token for that upstream, from the
+authorization they gave it once (`host.oauth.user_grants.UserGrants`); a user who has not (or whose
+grant was revoked) is refused with the URL where they authorize it.
+
+Before a request is sent the token is exchanged, or the user's grant found (and refreshed if
+needed), so a failed exchange or a missing grant is the request's typed refusal
+(`UpstreamIdentityError`), never a connection failure, and never a fallback to the server's
+shared credentials. A caller who did not sign in with an identity provider (the library, the
+CLI, a station token) is refused with that reason.
 
 These connections are the shared connection's siblings, not its replacement: the pool still
 supervises the shared one, which lists the catalog; nothing here touches it.
@@ -23,6 +28,7 @@ import math
 from collections.abc import Callable, Iterable
 
 import anyio
+import httpx2
 from anyio.abc import TaskGroup
 from pydantic import SecretStr
 
@@ -32,7 +38,9 @@ from mcpstation.errors import IdentityProblem, ServerUnavailable, UpstreamIdenti
 from mcpstation.host.oauth.exchange import TokenClient, TokenFailure, TokenKey, UpstreamTokenError, UpstreamTokens
 from mcpstation.host.oauth.minted import MintedTokenAuth
 from mcpstation.host.oauth.upstream_hooks import UserHooks, per_user_spec, token_client, upstream_resource
-from mcpstation.pipeline import Request
+from mcpstation.host.oauth.user_grants import NeedsAuthorization, UserGrants
+from mcpstation.host.oauth.user_records import is_user_oauth
+from mcpstation.pipeline import Principal, Request
 
 logger = logging.getLogger(__name__)
 
@@ -59,11 +67,13 @@ class UserConnections:
         settings: Callable[[], StationSettings],
         hooks: SessionHooks,
         tokens: UpstreamTokens,
+        grants: UserGrants,
     ) -> None:
         self._spec_of = spec_of
         self._settings = settings
         self._hooks = hooks
         self.tokens = tokens
+        self.grants = grants
         self._connections: dict[UserKey, ServerConnection] = {}
         self._subjects: dict[UserKey, _Subject] = {}  # each connection's user's newest own token
         self._locks: dict[UserKey, anyio.Lock] = {}
@@ -87,37 +97,32 @@ class UserConnections:
         over its shared connection.
 
         Raises:
-            UpstreamIdentityError: the caller did not sign in, or no token could be had for them.
+            UpstreamIdentityError: the caller did not sign in, has not authorized the server
+                (user-oauth; the error carries the authorization URL), or no token could be had.
             ServerUnavailable: the caller's connection could not be opened.
         """
         spec = self._spec_of(request.server)
-        client = token_client(spec) if spec is not None else None
-        if spec is None or client is None:
+        if spec is None:
+            return None
+        client = token_client(spec)
+        if client is None and not is_user_oauth(spec):
             return None
         principal = request.caller.principal
+        mode = spec.auth.upstream
         if principal is None or not principal.from_identity_provider or principal.subject_token is None:
             raise UpstreamIdentityError(
-                f"server {spec.name!r} is reached as each signed-in user (token exchange): sign in with "
+                f"server {spec.name!r} is reached as each signed-in user ({mode}): sign in with "
                 f"the organisation's identity provider to use it; a station token or a local caller cannot",
                 IdentityProblem.NOT_SIGNED_IN,
                 tool=request.target,
                 server=spec.name,
             )
         key: UserKey = (principal.key, spec.name)
-        subject = self._subjects.setdefault(key, _Subject())
-        subject.token = principal.subject_token  # the newest of the user's tokens is what gets exchanged
-        subject.expires_at = principal.expires_at
-        token_key = TokenKey(principal.key, upstream_resource(spec), spec.auth.scopes)
-        try:
-            await self.tokens.exchange(client, token_key, principal.subject_token, not_after=principal.expires_at)
-        except UpstreamTokenError as exc:
-            raise UpstreamIdentityError(
-                f"server {spec.name!r}: no token for {principal.subject!r} ({exc.failure}): {exc}",
-                IdentityProblem.NO_TOKEN,
-                tool=request.target,
-                server=spec.name,
-            ) from exc
-        connection = await self._opened_for(key, per_user_spec(spec), subject, client, token_key)
+        if client is not None:
+            make_auth = await self._exchanging(request, spec, client, key, principal)
+        else:
+            make_auth = await self._authorized(request, spec, key)
+        connection = await self._opened_for(key, per_user_spec(spec), make_auth)
         with anyio.move_on_after(connection.startup_budget_s):
             await connection.settled.wait()
         if not connection.is_ready and connection.state in (ConnectionState.FAILED, ConnectionState.STARTING):
@@ -129,8 +134,80 @@ class UserConnections:
             )
         return connection
 
+    async def _exchanging(
+        self, request: Request, spec: AnyServerSpec, client: TokenClient, key: UserKey, principal: Principal
+    ) -> Callable[[], httpx2.Auth]:
+        """token-exchange: a token is exchanged for the caller's own before anything is opened."""
+        subject = self._subjects.setdefault(key, _Subject())
+        subject.token = principal.subject_token  # the newest of the user's tokens is what gets exchanged
+        subject.expires_at = principal.expires_at
+        assert principal.subject_token is not None
+        token_key = TokenKey(principal.key, upstream_resource(spec), spec.auth.scopes)
+        try:
+            await self.tokens.exchange(client, token_key, principal.subject_token, not_after=principal.expires_at)
+        except UpstreamTokenError as exc:
+            raise UpstreamIdentityError(
+                f"server {spec.name!r}: no token for {principal.subject!r} ({exc.failure}): {exc}",
+                IdentityProblem.NO_TOKEN,
+                tool=request.target,
+                server=spec.name,
+            ) from exc
+
+        def make_auth() -> httpx2.Auth:
+            held = self._subjects.setdefault(key, _Subject(subject.token, subject.expires_at))
+
+            async def mint() -> SecretStr:
+                token = held.token
+                if token is None:  # the connection is closing: nothing to act on
+                    raise UpstreamTokenError("the user's connection is closed", TokenFailure.UNREACHABLE)
+                return await self.tokens.exchange(client, token_key, token, not_after=held.expires_at)
+
+            return MintedTokenAuth(mint, lambda token: self.tokens.forget(token_key, token), server=spec.name)
+
+        return make_auth
+
+    async def _authorized(self, request: Request, spec: AnyServerSpec, key: UserKey) -> Callable[[], httpx2.Auth]:
+        """user-oauth: the caller's own grant, refreshed if needed, before anything is opened; a
+        caller without one is refused with the URL where they authorize the server."""
+        user = key[0]
+        try:
+            await self.grants.access_token(user, spec)
+        except NeedsAuthorization as exc:
+            try:
+                url = await self.grants.authorization_url(user, spec)
+            except UpstreamTokenError as failed:
+                raise UpstreamIdentityError(
+                    f"server {spec.name!r}: {exc}, and no sign-in could be started: {failed}",
+                    IdentityProblem.NO_TOKEN,
+                    tool=request.target,
+                    server=spec.name,
+                ) from failed
+            raise UpstreamIdentityError(
+                f"server {spec.name!r} acts as each user, and {user[1]!r} has not authorized it "
+                f"(or the authorization was revoked). Open this URL to authorize it, then call again: {url}",
+                IdentityProblem.NEEDS_AUTHORIZATION,
+                tool=request.target,
+                server=spec.name,
+                authorization_url=url,
+            ) from exc
+        except UpstreamTokenError as exc:
+            raise UpstreamIdentityError(
+                f"server {spec.name!r}: no token for {user[1]!r} ({exc.failure}): {exc}",
+                IdentityProblem.NO_TOKEN,
+                tool=request.target,
+                server=spec.name,
+            ) from exc
+
+        def make_auth() -> httpx2.Auth:
+            async def mint() -> SecretStr:
+                return await self.grants.access_token(user, spec)
+
+            return MintedTokenAuth(mint, lambda token: self.grants.forget((user, spec.name), token), server=spec.name)
+
+        return make_auth
+
     async def _opened_for(
-        self, key: UserKey, wanted: AnyServerSpec, subject: _Subject, client: TokenClient, token_key: TokenKey
+        self, key: UserKey, wanted: AnyServerSpec, make_auth: Callable[[], httpx2.Auth]
     ) -> ServerConnection:
         """`key`'s connection, opened unless one for `wanted` is open already (once for all who ask)."""
         connection = self._connections.get(key)
@@ -141,28 +218,20 @@ class UserConnections:
             if connection is not None and self._usable(connection, wanted):
                 return connection
             if connection is not None:  # its server's entry changed, or it failed
-                token, expires_at = subject.token, subject.expires_at
+                subject = self._subjects.get(key)
+                kept = (subject.token, subject.expires_at) if subject is not None else None
                 self._close(key, connection)  # forgets its holder
-                subject = self._subjects.setdefault(key, _Subject(token, expires_at))
-            return self._open(key, wanted, subject, client, token_key)
+                if kept is not None:
+                    self._subjects[key] = _Subject(*kept)
+            return self._open(key, wanted, make_auth())
 
     @staticmethod
     def _usable(connection: ServerConnection, wanted: AnyServerSpec) -> bool:
         return connection.spec == wanted and not connection.stopping and connection.state is not ConnectionState.FAILED
 
-    def _open(
-        self, key: UserKey, spec: AnyServerSpec, subject: _Subject, client: TokenClient, token_key: TokenKey
-    ) -> ServerConnection:
+    def _open(self, key: UserKey, spec: AnyServerSpec, auth: httpx2.Auth) -> ServerConnection:
         if self._task_group is None:
             raise UsageError("the station is not running: use `async with Station(...) as station:`")
-
-        async def mint() -> SecretStr:
-            token = subject.token
-            if token is None:  # the connection is closing: nothing to act on
-                raise UpstreamTokenError("the user's connection is closed", TokenFailure.UNREACHABLE)
-            return await self.tokens.exchange(client, token_key, token, not_after=subject.expires_at)
-
-        auth = MintedTokenAuth(mint, lambda token: self.tokens.forget(token_key, token), server=spec.name)
         connection = ServerConnection(spec, self._settings(), hooks=UserHooks(self._hooks, auth))
         self._connections[key] = connection
         logger.info("server %r: opening a connection for %r", spec.name, key[0][1])
@@ -177,6 +246,13 @@ class UserConnections:
             subject = self._subjects.pop(key, None)
             if subject is not None:
                 subject.token = None
+
+    def close_user(self, user: tuple[str, str], server: str) -> None:
+        """Close `user`'s connection to `server` (they revoked their authorization)."""
+        key: UserKey = (user, server)
+        connection = self._connections.get(key)
+        if connection is not None:
+            self._close(key, connection)
 
     # -- closing ------------------------------------------------------------------------------------
 

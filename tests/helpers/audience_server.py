@@ -9,6 +9,11 @@ only with an access token (`typ` at+jwt) of ISSUER, signed by a key of its key s
 endpoint as `aud`; anything else gets 401. Tool `whoami` answers the verified token's `sub`, `act`
 and `aud` as JSON.
 
+It is an OAuth protected resource (RFC 9728): its metadata, naming ISSUER as its authorization
+server and `jira:read` as its scope, is served without a token at
+`/.well-known/oauth-protected-resource/mcp` (and the root form), and every 401 names it in
+`WWW-Authenticate`. So a client that discovers (the SDK's authorization code flow) finds ISSUER.
+
 Test route (no token): `POST /test/refuse-next?sub=S` answers the next request of subject S with
 401 even though its token is valid (an upstream that revoked a token early).
 """
@@ -29,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 HOST = "127.0.0.1"
+WELL_KNOWN_PRM = "/.well-known/oauth-protected-resource"
 
 
 class Audience:
@@ -39,6 +45,7 @@ class Audience:
         self.record = record
         self.url = url
         self.refuse_next: set[str] = set()
+        self.metadata_url = url.replace("/mcp", WELL_KNOWN_PRM + "/mcp", 1)
         self._keys: dict[str, jwt.PyJWK] = {}
         self.mcp = build_server().streamable_http_app(streamable_http_path="/mcp", host=HOST)
 
@@ -68,6 +75,10 @@ class Audience:
             await self.mcp(scope, receive, send)
             return
         request = Request(scope)
+        if request.url.path.startswith(WELL_KNOWN_PRM):
+            document = {"resource": self.url, "authorization_servers": [self.issuer], "scopes_supported": ["jira:read"]}
+            await JSONResponse(document)(scope, receive, send)
+            return
         if request.url.path == "/test/refuse-next":
             self.refuse_next.add(request.query_params["sub"])
             await Response(status_code=204)(scope, receive, send)
@@ -77,20 +88,20 @@ class Audience:
         try:
             claims = self.verify(request.headers.get("authorization", ""))
         except (jwt.InvalidTokenError, ValueError) as exc:
-            await _refuse(str(exc))(scope, receive, send)
+            await _refuse(str(exc), self.metadata_url)(scope, receive, send)
             return
         if claims["sub"] in self.refuse_next:
             self.refuse_next.discard(claims["sub"])
-            await _refuse("refused once on request")(scope, receive, send)
+            await _refuse("refused once on request", self.metadata_url)(scope, receive, send)
             return
         await self.mcp(scope, receive, send)
 
 
-def _refuse(why: str) -> Response:
+def _refuse(why: str, metadata_url: str) -> Response:
     return JSONResponse(
         {"error": "invalid_token", "error_description": why},
         status_code=401,
-        headers={"WWW-Authenticate": 'Bearer error="invalid_token"'},
+        headers={"WWW-Authenticate": f'Bearer resource_metadata="{metadata_url}", error="invalid_token"'},
     )
 
 

@@ -41,7 +41,7 @@ def new_key(kid: str) -> tuple[dict[str, Any], ec.EllipticCurvePrivateKey]:
     return jwk, private
 
 
-def clients() -> list[dict[str, Any]]:
+def clients(station_url: str) -> list[dict[str, Any]]:
     return [
         {
             "client_id": TESTER[0],
@@ -53,10 +53,11 @@ def clients() -> list[dict[str, Any]]:
         {
             "client_id": STATION_CLIENT[0],
             "client_secret": STATION_CLIENT[1],
-            "grant_types": ["client_credentials", TOKEN_EXCHANGE],
-            "redirect_uris": [],
-            "response_types": [],
-            "scope": "mcp:tools mcp:api tools:read tools:write jira:read",
+            # user-oauth: each user authorizes it (PKCE) and the answer comes back to the station
+            "grant_types": ["client_credentials", TOKEN_EXCHANGE, "authorization_code", "refresh_token"],
+            "redirect_uris": [f"{station_url}/oauth/callback"],
+            "response_types": ["code"],
+            "scope": "offline_access mcp:tools mcp:api tools:read tools:write jira:read",
         },
     ]
 
@@ -86,7 +87,7 @@ class TestIdp:
             "PORT": str(self.port),
             "KEYS": json.dumps([self._jwk]),
             "STATION": self.station_url,
-            "CLIENTS": json.dumps(clients()),
+            "CLIENTS": json.dumps(clients(self.station_url)),
             "ACCESS_TTL": str(self.access_ttl_s),
         }
         node = str(Path(node_bin_dir() or "") / "node")

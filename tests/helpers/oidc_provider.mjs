@@ -106,7 +106,8 @@ async function testRoutes(made, req, res) {
       return true;
     }
     const grant = new made.Grant({ accountId, clientId: details.params.client_id });
-    grant.addOIDCScope('openid offline_access');
+    // every scope asked for (the provider knows the resource scopes as its own scopes too)
+    grant.addOIDCScope(['openid', 'offline_access', ...String(details.params.scope || '').split(' ')].filter(Boolean).join(' '));
     const resource = details.params.resource;
     if (resource) grant.addResourceScope(resource, String(details.params.scope || '').split(' ').filter((s) => s !== 'openid' && s !== 'offline_access').join(' '));
     const grantId = await grant.save();

@@ -8,6 +8,7 @@ and command policy as the CLI and the LLM's management tools. The route table be
 
 from __future__ import annotations
 
+import html
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
@@ -49,6 +50,8 @@ from mcpstation.catalog.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from mcpstation.config.models import Role
 from mcpstation.errors import StationError
 from mcpstation.gateway import GATEWAY_PATH, GatewayInstrument, GatewayRelay, gateway_asgi_app
+from mcpstation.host.oauth.exchange import UpstreamTokenError
+from mcpstation.host.oauth.user_sign_in import CALLBACK_PATH, UnknownSignIn
 from mcpstation.identity import ResourceServer
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline import Caller
@@ -256,6 +259,22 @@ class _Api:
             raise outcome_error(result.outcome, result.error or "failed", tool=uri, server=result.server)
         dumped = result.raw.model_dump(mode="json", by_alias=True, exclude_none=True)
         return Reply(m.ResourceResultBody.model_validate(dumped))
+
+    # -- the caller's own authorizations of user-oauth servers --------------------------------------
+
+    async def list_authorizations(self, request: Request, _: None) -> Reply:
+        found = await self.station.upstream_authorizations(caller_of(request))
+        return Reply(m.AuthorizationList(authorizations=[m.Authorization(**c.to_dict()) for c in found]))
+
+    async def start_authorization(self, request: Request, _: None) -> Reply:
+        server = _name(request)
+        url = await self.station.authorize_upstream(caller_of(request), server)
+        return Reply(m.AuthorizationStart(server=server, authorization_url=url))
+
+    async def revoke_authorization(self, request: Request, _: None) -> Reply:
+        server = _name(request)
+        revoked = await self.station.revoke_upstream(caller_of(request), server)
+        return Reply(m.AuthorizationRevoked(server=server, revoked=revoked))
 
     # -- audit, events, metrics, document ------------------------------------------------------------
 
@@ -510,6 +529,41 @@ class _Api:
             _Route(
                 Operation(
                     "GET",
+                    "/api/me/authorizations",
+                    "The caller's own authorizations of user-oauth servers (a signed-in user's).",
+                    "user",
+                    response=m.AuthorizationList,
+                    tag="identity",
+                ),
+                self.list_authorizations,
+            ),
+            _Route(
+                Operation(
+                    "POST",
+                    "/api/me/authorizations/{name}",
+                    "Start authorizing a user-oauth server: answers the URL to open in a browser.",
+                    "user",
+                    response=m.AuthorizationStart,
+                    params=(name,),
+                    tag="identity",
+                ),
+                self.start_authorization,
+            ),
+            _Route(
+                Operation(
+                    "DELETE",
+                    "/api/me/authorizations/{name}",
+                    "Forget the caller's authorization of a server (revoked at its authorization server).",
+                    "user",
+                    response=m.AuthorizationRevoked,
+                    params=(name,),
+                    tag="identity",
+                ),
+                self.revoke_authorization,
+            ),
+            _Route(
+                Operation(
+                    "GET",
                     "/api/mcp/audit",
                     "Audited calls and management actions, newest first.",
                     "admin",
@@ -675,6 +729,35 @@ def _metadata_routes(identity: ResourceServer | None) -> list[BaseRoute]:
     return [Route(path, metadata, methods=["GET"]) for path in identity.metadata_paths]
 
 
+def _callback_route(station: Station) -> Route:
+    """`GET /oauth/callback`: a user's browser back from an upstream's authorization server (served
+    without a token: the unguessable `state` names the sign-in, which this process started)."""
+
+    async def callback(request: Request) -> Response:
+        query = request.query_params
+        state = query.get("state")
+        if not state:
+            return _page(400, "This is not an answer to a sign-in the station started (no state).")
+        try:
+            user, server = await station.complete_authorization(
+                state, query.get("code"), query.get("iss"), query.get("error")
+            )
+        except UnknownSignIn as exc:
+            return _page(400, str(exc))
+        except UpstreamTokenError as exc:
+            return _page(502, f"The authorization did not complete: {exc}")
+        return _page(
+            200, f"{user[1]} authorized the station to use server {server!r} as them. You can close this window."
+        )
+
+    return Route(CALLBACK_PATH, callback, methods=["GET"])
+
+
+def _page(status: int, message: str) -> Response:
+    body = f"<!doctype html><meta charset=utf-8><title>mcpstation</title><p>{html.escape(message)}</p>"
+    return Response(body, status_code=status, media_type="text/html", headers={"Cache-Control": "no-store"})
+
+
 def _target_scopes(station: Station) -> TargetScopes:
     """The `auth.caller_scopes` a named target's server asks of a caller who otherwise reaches it."""
 
@@ -741,6 +824,7 @@ def build_app(
     routes.append(Route("/", _endpoint(api, _Route(Operation("GET", "/", "", None), api.console)), methods=["GET"]))
     routes.append(Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static"))
     routes.extend(_metadata_routes(identity))
+    routes.append(_callback_route(station))
     gateway_app: Starlette | None = None
     if gateway:
         origins = [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")]

@@ -58,7 +58,7 @@ from mcpstation.store.store import TOKEN_PREFIX
 
 LOCAL_DEV_IDENTITY = "local"  # the caller name audited for requests in local-dev mode
 TOKEN_PRESENCE_TTL_S = 2.0  # how long "tokens exist" is believed; revoking the last one restores local-dev after it
-PUBLIC_PATHS = ("/", "/favicon.ico")
+PUBLIC_PATHS = ("/", "/favicon.ico", "/oauth/callback")  # the callback: a browser back from an authorization server
 PUBLIC_PREFIXES = ("/static/",)
 QUERY_TOKEN_PATHS = ("/api/events",)
 HEALTH_PATH = "/api/health"

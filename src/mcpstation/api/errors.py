@@ -20,6 +20,7 @@ from mcpstation.errors import (
     StoreError,
     StoreUnavailable,
     ToolNotFound,
+    UpstreamIdentityError,
     UsageError,
 )
 from mcpstation.outcomes import Outcome
@@ -57,6 +58,7 @@ _STATUS: tuple[tuple[type[StationError], int], ...] = (
     (ToolNotFound, 404),
     (CallTimeout, 504),
     (RemoteError, 502),
+    (UpstreamIdentityError, 403),  # refused: the caller must sign in, or authorize the upstream
     (CallError, 502),
     (ServerUnavailable, 503),
     (ServerError, 503),

@@ -133,6 +133,36 @@ class ToolApprovalBody(_Body):
     message: str
 
 
+class Authorization(_Body):
+    """One of the caller's own authorizations of a user-oauth server (its tokens are never shown)."""
+
+    server: str
+    server_url: str
+    connected: bool
+    expires_at: str | None = None
+    updated_at: str
+
+
+class AuthorizationList(_Body):
+    """The caller's own authorizations of user-oauth servers."""
+
+    authorizations: list[Authorization]
+
+
+class AuthorizationStart(_Body):
+    """Where the caller authorizes a user-oauth server: open `authorization_url` in a browser."""
+
+    server: str
+    authorization_url: str
+
+
+class AuthorizationRevoked(_Body):
+    """The caller's authorization of a server, forgotten (and revoked at its authorization server)."""
+
+    server: str
+    revoked: bool
+
+
 class ToolInfo(_Body):
     """One catalog tool, flat: its public name and where it comes from."""
 
@@ -302,6 +332,10 @@ MODELS: tuple[type[BaseModel], ...] = (
     ServerChangeBody,
     ReconnectBody,
     ToolApprovalBody,
+    Authorization,
+    AuthorizationList,
+    AuthorizationStart,
+    AuthorizationRevoked,
     ToolInfo,
     ToolList,
     ToolHit,

@@ -78,12 +78,6 @@ class _Frozen(BaseModel):
 # -- identity: the station as an OAuth 2.1 resource server ([auth]), and each server's [servers.NAME.auth] --
 
 UpstreamAuthMode = Literal["shared", "token-exchange", "user-oauth"]
-USER_OAUTH_UNSUPPORTED = (
-    "user-oauth is not supported yet: the station cannot have each user authorize server {name!r} "
-    "(per-user PKCE sign-in, tokens sealed per user, single-flight refresh are missing), and it never "
-    'reaches such a server as nobody. Use upstream = "token-exchange" if its authorization server '
-    'exchanges tokens (RFC 8693), or "shared" for one account for everyone.'
-)
 _HTTP_SCHEMES = ("http://", "https://")
 DEFAULT_JWT_ALGORITHMS = ("RS256", "PS256", "ES256", "EdDSA")
 _ASYMMETRIC_JWT_ALGORITHMS = frozenset(
@@ -272,8 +266,6 @@ class _ServerBase(_Frozen):
     @property
     def unsupported(self) -> str | None:
         """Why the station cannot run this entry as configured (a feature it does not have yet), or None."""
-        if self.auth.upstream == "user-oauth":
-            return USER_OAUTH_UNSUPPORTED.format(name=self.name)
         return None
 
     @model_validator(mode="after")
@@ -783,6 +775,16 @@ class StationConfig(_Frozen):
         inherits = self.station.inherit_env
         marked = (spec.from_config(inherits) if isinstance(spec, StdioServerSpec) else spec for spec in self.servers)
         object.__setattr__(self, "servers", tuple(marked))
+        return self
+
+    @model_validator(mode="after")
+    def _user_oauth_has_a_callback(self) -> StationConfig:
+        needing = [spec.name for spec in self.servers if spec.auth.upstream == "user-oauth"]
+        if needing and self.auth.public_url is None:
+            raise ValueError(
+                f"server {needing[0]!r} is reached as each user (user-oauth): auth.public_url is needed, "
+                "since each user's authorization comes back to {public_url}/oauth/callback"
+            )
         return self
 
     @field_validator("servers")

@@ -16,6 +16,7 @@ station could not complete (refused, timed out, server down) is an error result 
 from __future__ import annotations
 
 import logging
+import secrets
 from collections import Counter
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
@@ -29,7 +30,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from mcp.shared.subscriptions import (
     PromptsListChanged,
     ResourcesListChanged,
@@ -44,7 +45,7 @@ from mcpstation.gateway._sessions import connection_of
 from mcpstation.gateway.confirm import elicitation_ask
 from mcpstation.gateway.relay import GatewayRelay
 from mcpstation.outcomes import Outcome
-from mcpstation.pipeline import CALLER_SCOPE_KEY, Caller
+from mcpstation.pipeline import AUTHORIZATION_URL, CALLER_SCOPE_KEY, Caller
 from mcpstation.station import Station
 
 logger = logging.getLogger(__name__)
@@ -197,6 +198,14 @@ class Gateway:
             # protocol error, as the spec's tools page has it. A meta-tool's target that is not
             # found stays that tool's error result, which the model reads and corrects.
             raise MCPError(code=types.INVALID_PARAMS, message=result.error or f"no tool {params.name!r}.")
+        url = _authorization_url(result)
+        if url is not None and _takes_url_elicitation(ctx):
+            # The caller must authorize the upstream first (user-oauth): a client that can open a
+            # URL is asked to, as the spec's URL elicitation (-32042); others read it in the result.
+            elicitation = types.ElicitRequestURLParams(
+                message=result.error or "authorize the station", url=url, elicitation_id=secrets.token_urlsafe(16)
+            )
+            raise UrlElicitationRequiredError([elicitation])
         return _without_upstream_identity(_as_sdk_result(result))
 
     def _answers_itself(self, name: str) -> bool:
@@ -423,6 +432,20 @@ def _without_upstream_identity(result: _ResultT) -> _ResultT:
         return result
     rest = {key: value for key, value in meta.items() if key != SERVER_INFO_META_KEY}
     return result.model_copy(update={"meta": rest or None})
+
+
+def _authorization_url(result: ToolResult) -> str | None:
+    """Where the caller authorizes the server a refused call needed (user-oauth), if that is why."""
+    structured = result.structured if result.outcome is Outcome.REFUSED else None
+    url = structured.get(AUTHORIZATION_URL) if structured is not None else None
+    return url if isinstance(url, str) else None
+
+
+def _takes_url_elicitation(ctx: ServerRequestContext[Any, Any]) -> bool:
+    capabilities = ctx.session.client_capabilities
+    return (
+        capabilities is not None and capabilities.elicitation is not None and capabilities.elicitation.url is not None
+    )
 
 
 def _as_sdk_result(result: ToolResult) -> types.CallToolResult:

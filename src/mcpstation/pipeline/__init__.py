@@ -10,7 +10,7 @@ from mcpstation.pipeline.kinds import KINDS, Kind, RequestKind, Upstream
 from mcpstation.pipeline.pipeline import Pipeline, assemble, compose
 from mcpstation.pipeline.prompt_owner import PromptOwner, PromptOwners
 from mcpstation.pipeline.request import Ask, Handler, Layer, Question, Request, Via
-from mcpstation.pipeline.route import CALLER_META_KEY, OUTCOME_META_KEY, Router
+from mcpstation.pipeline.route import AUTHORIZATION_URL, CALLER_META_KEY, OUTCOME_META_KEY, Router
 from mcpstation.pipeline.store_gate import StoreGate
 from mcpstation.pipeline.surface import HOST_TOOLS, META_TOOLS, RUN_CODE, CodeTool, Surface, SurfaceTotals, ToolSurface
 from mcpstation.pipeline.uri_owner import Offer, UriOwner, UriOwners
@@ -18,6 +18,7 @@ from mcpstation.pipeline.url_guard import UrlGuardLayer, needs_url_guard
 from mcpstation.pipeline.visibility import Visibility
 
 __all__ = [
+    "AUTHORIZATION_URL",
     "CALLER_META_KEY",
     "CALLER_SCOPE_KEY",
     "HOST_TOOLS",

@@ -25,7 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcpstation.catalog import AnyResult, ToolResult
 from mcpstation.config.models import InProcessServerSpec
 from mcpstation.connection import ServerConnection
-from mcpstation.errors import CallError, RemoteError, ServerError
+from mcpstation.errors import CallError, RemoteError, ServerError, UpstreamIdentityError
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.kinds import KINDS, RequestKind, Upstream
 from mcpstation.pipeline.request import Handler, Request
@@ -37,6 +37,8 @@ PerUserConnection = Callable[[Request], Awaitable[ServerConnection | None]]
 """The caller's own ready connection to the request's server; None: the server is reached over its
 shared connection. Raises a `CallError` or `ServerError` to refuse."""
 
+AUTHORIZATION_URL = "authorization_url"
+"""Key of a refused tool result's structured data: where the caller authorizes the server (user-oauth)."""
 MIN_CALL_S = 1.0  # what a request that waited for its server to start keeps at least for the call itself
 
 OUTCOME_META_KEY = "io.mcpstation/outcome"
@@ -72,7 +74,10 @@ class Router:
             try:
                 own = await self._per_user(request)
             except (CallError, ServerError) as exc:
-                return request.fail(exc.outcome, str(exc), duration_s=time.perf_counter() - started)
+                url = exc.authorization_url if isinstance(exc, UpstreamIdentityError) else None
+                structured = {"success": False, "error": str(exc), AUTHORIZATION_URL: url} if url else None
+                duration_s = time.perf_counter() - started
+                return request.fail(exc.outcome, str(exc), duration_s=duration_s, structured=structured)
             if own is not None:
                 if not own.is_ready:
                     reason = f"server {request.server!r} is not connected for this caller ({own.error or own.state})"

@@ -197,6 +197,16 @@ class Store:
         return self._label
 
     @property
+    def database_file(self) -> Path | None:
+        """The SQLite file of the store; None for PostgreSQL or SQLite in memory."""
+        return self._file
+
+    @property
+    def dialect(self) -> str:
+        """`sqlite` or `postgresql`."""
+        return self._dialect
+
+    @property
     def engine(self) -> AsyncEngine:
         """The engine underneath, for tests and maintenance tools."""
         return self._transactions.engine

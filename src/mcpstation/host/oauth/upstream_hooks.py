@@ -1,11 +1,12 @@
-"""Session hooks for servers that see each user (`[servers.NAME.auth] upstream = "token-exchange"`).
+"""Session hooks for servers that see each user (`[servers.NAME.auth] upstream = "token-exchange"`
+or `"user-oauth"`).
 
 Such a server has two kinds of connection. Its shared one (the pool's, supervised like any other)
 lists the catalog: with the server's own credentials when it has some (`bearer_token`, `oauth`),
-else as the station itself, a client credentials token from the same authorization server
-(`SharedIdentityHooks`). Every request of a signed-in user goes over that user's own connection
-(`user_hooks`), whose every HTTP request carries a token exchanged for that user; such a
-connection never carries the server's shared credentials.
+else as the station itself, a client credentials token from the configured authorization server
+(`SharedIdentityHooks`, `listing_client`). Every request of a signed-in user goes over that user's
+own connection (`UserHooks`), whose every HTTP request carries a token for that user (exchanged, or
+from their own authorization); such a connection never carries the server's shared credentials.
 """
 
 from __future__ import annotations
@@ -28,6 +29,16 @@ def token_client(spec: AnyServerSpec) -> TokenClient | None:
     """The station's client at `spec`'s exchanging authorization server; None unless `spec` exchanges."""
     auth = spec.auth
     if auth.upstream != TOKEN_EXCHANGE or auth.issuer is None or auth.client_id is None or auth.client_secret is None:
+        return None
+    return TokenClient(auth.issuer, auth.client_id, auth.client_secret)
+
+
+def listing_client(spec: AnyServerSpec) -> TokenClient | None:
+    """The station's own client for listing a per-user server's catalog (client credentials): the
+    exchanging client of a token-exchange server, or a user-oauth server's `issuer`, `client_id` and
+    `client_secret` when all are given; None otherwise."""
+    auth = spec.auth
+    if auth.upstream == "shared" or auth.issuer is None or auth.client_id is None or auth.client_secret is None:
         return None
     return TokenClient(auth.issuer, auth.client_id, auth.client_secret)
 
@@ -65,7 +76,7 @@ class SharedIdentityHooks:
         return self.base.client_kwargs(spec)
 
     def http_auth(self, spec: AnyServerSpec) -> httpx2.Auth | None:
-        client = token_client(spec)
+        client = listing_client(spec)
         if client is None or has_own_credentials(spec):
             return self.base.http_auth(spec)
         key = TokenKey(None, upstream_resource(spec), spec.auth.scopes)
