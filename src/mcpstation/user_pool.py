@@ -146,12 +146,7 @@ class UserConnections:
         try:
             await self.tokens.exchange(client, token_key, principal.subject_token, not_after=principal.expires_at)
         except UpstreamTokenError as exc:
-            raise UpstreamIdentityError(
-                f"server {spec.name!r}: no token for {principal.subject!r} ({exc.failure}): {exc}",
-                IdentityProblem.NO_TOKEN,
-                tool=request.target,
-                server=spec.name,
-            ) from exc
+            raise _no_token(request, spec, principal.subject, exc) from exc
 
         def make_auth() -> httpx2.Auth:
             held = self._subjects.setdefault(key, _Subject(subject.token, subject.expires_at))
@@ -191,12 +186,7 @@ class UserConnections:
                 authorization_url=url,
             ) from exc
         except UpstreamTokenError as exc:
-            raise UpstreamIdentityError(
-                f"server {spec.name!r}: no token for {user[1]!r} ({exc.failure}): {exc}",
-                IdentityProblem.NO_TOKEN,
-                tool=request.target,
-                server=spec.name,
-            ) from exc
+            raise _no_token(request, spec, user[1], exc) from exc
 
         def make_auth() -> httpx2.Auth:
             async def mint() -> SecretStr:
@@ -290,3 +280,15 @@ class UserConnections:
         with anyio.move_on_after(STOP_TIMEOUT_S):
             for _, connection in connections:
                 await connection.wait_stopped()
+
+
+def _no_token(
+    request: Request, spec: AnyServerSpec, subject: str, failure: UpstreamTokenError
+) -> UpstreamIdentityError:
+    """The refusal of a call whose user could not be given a token for `spec`'s upstream."""
+    return UpstreamIdentityError(
+        f"server {spec.name!r}: no token for {subject!r} ({failure.failure}): {failure}",
+        IdentityProblem.NO_TOKEN,
+        tool=request.target,
+        server=spec.name,
+    )

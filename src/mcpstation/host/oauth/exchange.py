@@ -190,7 +190,7 @@ class UpstreamTokens:
             ) from None
         except ServerError as exc:  # the guard refused the endpoint
             raise UpstreamTokenError(str(exc), TokenFailure.UNREACHABLE) from None
-        body = _json(response)
+        body = json_object(response)
         if response.status_code != 200 or body is None:
             error = (body or {}).get("error") or f"HTTP {response.status_code}"
             detail = (body or {}).get("error_description")
@@ -208,7 +208,9 @@ class UpstreamTokens:
             async with self._http() as http:
                 for path in METADATA_PATHS:
                     response = await http.get(base + path, headers={"Accept": "application/json"})
-                    endpoint = (_json(response) or {}).get("token_endpoint") if response.status_code == 200 else None
+                    endpoint = (
+                        (json_object(response) or {}).get("token_endpoint") if response.status_code == 200 else None
+                    )
                     if isinstance(endpoint, str) and endpoint.startswith(("http://", "https://")):
                         self._endpoints[issuer] = endpoint
                         return endpoint
@@ -227,7 +229,8 @@ class UpstreamTokens:
         )
 
 
-def _json(response: httpx2.Response) -> dict[str, Any] | None:
+def json_object(response: httpx2.Response) -> dict[str, Any] | None:
+    """The response's body as a JSON object, or None when it is not one."""
     try:
         body = response.json()
     except ValueError:

@@ -36,7 +36,7 @@ from pydantic import BaseModel, SecretStr, ValidationError
 
 from mcpstation.config.models import AnyServerSpec
 from mcpstation.errors import ServerError
-from mcpstation.host.oauth.exchange import RequestGuard, TokenFailure, UpstreamTokenError
+from mcpstation.host.oauth.exchange import RequestGuard, TokenFailure, UpstreamTokenError, json_object
 from mcpstation.host.oauth.sealing import Sealer, SealError
 from mcpstation.host.oauth.user_records import (
     GrantKey,
@@ -211,7 +211,7 @@ class UserGrants:
             ) from None
         except ServerError as exc:  # the URL guard refused the endpoint
             raise UpstreamTokenError(str(exc), TokenFailure.UNREACHABLE) from None
-        body = _json(response)
+        body = json_object(response)
         if response.status_code != 200 or body is None:
             error = (body or {}).get("error") or f"HTTP {response.status_code}"
             if error == "invalid_grant":
@@ -367,11 +367,3 @@ def _parse(model: type[_Model], raw: object) -> _Model | None:
         return model.model_validate(raw)
     except ValidationError:
         return None
-
-
-def _json(response: httpx2.Response) -> dict[str, Any] | None:
-    try:
-        body = response.json()
-    except ValueError:
-        return None
-    return body if isinstance(body, dict) else None
