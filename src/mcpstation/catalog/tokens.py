@@ -27,6 +27,7 @@ from mcpstation.catalog.schemas import object_schema
 COEFFICIENTS: Final = (0.8372, 0.7179, 1.5855, 0.5912, 0.1998, 6.9449, 0.6013, 4.0185)
 WORD_CHUNK: Final = 7
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # what json.dumps would build per call
 _LETTERS = re.compile(r"[A-Za-z]+")
 _LETTER_CHUNKS = re.compile(rf"[A-Za-z]{{1,{WORD_CHUNK}}}")  # a run of L letters holds ceil(L / WORD_CHUNK)
 _DIGIT_GROUPS = re.compile(r"[0-9]{1,3}")  # a run of L digits holds ceil(L / 3)
@@ -61,14 +62,18 @@ def estimate_text_tokens(text: str) -> int:
     """Estimated o200k_base tokens of `text` (at least 1 for non-empty text)."""
     if not text:
         return 0
-    weighted = sum(c * f for c, f in zip(COEFFICIENTS, _features(text), strict=True))
+    words, chunks, digits, runs, marks, spaces, cjk, other = _features(text)
+    k = COEFFICIENTS  # summed in this order, as sum() over the pairs would: the same float to the last bit
+    weighted = (
+        k[0] * words + k[1] * chunks + k[2] * digits + k[3] * runs + k[4] * marks + k[5] * spaces + k[6] * cjk
+    ) + k[7] * other
     return max(1, round(weighted))
 
 
 def tool_schema_text(tool: CatalogTool) -> str:
     """The tool as the model receives it: compact JSON of name, description and input schema."""
     shape = {"name": tool.name, "description": tool.description, "input_schema": object_schema(tool)}
-    return json.dumps(shape, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(shape)
 
 
 def estimate_tool_tokens(tool: CatalogTool) -> int:
