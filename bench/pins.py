@@ -6,10 +6,15 @@ Each round, interleaved, on a fresh database each:
   off   `Station` entry with a store, tool pinning off (the baseline: spawn, handshake, listing, catalog);
   cold  `Station` entry, pinning on, no pin stored: every tool is pinned before entry returns;
   warm  `Station` entry again on the database `cold` left: every pin read back, none written.
+  restart  the warm restart (issue 20): `Station(start=StartPlan.ON_DEMAND)` on the database `cold`
+        left (listing cached, pins stored), until entry has returned and `status()` answered: the
+        catalog comes from the cache, every pin is checked, the server does not start;
+  raw   the raw SDK (`mcp.client.Client`) spawning the same server, initializing, listing its tools;
 and, with no server at all (an in-process listing of N tools, fingerprints computed once):
   verify cold / warm   `ToolPins.verify` alone, with nothing / everything stored.
 The clock runs from entering `Station(config, store=store)` (store already open and migrated) until
-entry returns, which is when the server is READY and its pins are checked and written.
+entry returns, which is when the server is READY and its pins are checked and written (for
+`restart`: until `status()` answered as well; for `raw`: from entering `Client` until the list).
 PostgreSQL is `$MCPSTATION_TEST_PG_URL` (default postgresql+asyncpg://root@127.0.0.1:5432/test); each
 round creates a database of its own there and drops it afterwards.
 """
@@ -31,11 +36,16 @@ from pathlib import Path
 import anyio
 import asyncpg
 import mcp_types as types
+from mcp import StdioServerParameters
+from mcp.client import Client
+from mcp.client.stdio import stdio_client
 from sqlalchemy.engine import make_url
 
 from mcpstation import Station, StationConfig
 from mcpstation.catalog import ServerListing
 from mcpstation.pinning import ToolPins
+from mcpstation.pool import StartPlan
+from mcpstation.status import ServerState
 from mcpstation.store import Store
 
 DEFAULT_PG_URL = "postgresql+asyncpg://root@127.0.0.1:5432/test"
@@ -116,6 +126,32 @@ async def time_entry(url: str, tools: int, pinning: str) -> tuple[Timing, int]:
     return elapsed, pins
 
 
+async def time_restart(url: str, tools: int) -> Timing:
+    """From entering a station whose server's listing is cached and pins stored until `status()` answered."""
+    async with await Store.open(url) as store:
+        clock = Clock()
+        async with Station(config(tools, "warn"), store=store, start=StartPlan.ON_DEMAND) as station:
+            status = station.status()
+            elapsed = clock.stop()
+            [server] = [s for s in status.servers if s.name == SERVER]
+            assert server.state is ServerState.IDLE and server.tools == tools, server  # answered from the cache
+            assert len(station.tools) == tools and station.live_catalog.pins is not None
+            assert not station.live_catalog.pins.drifted(SERVER) and not station.live_catalog.pins.problems()
+    return elapsed
+
+
+async def time_raw(tools: int) -> Timing:
+    """The raw SDK spawning the same server, initializing and listing every tool."""
+    server = StdioServerParameters(command=sys.executable, args=SERVERS[SERVER_KIND["name"]](tools))
+    with open(os.devnull, "w") as stderr:  # noqa: ASYNC230 (/dev/null never blocks)
+        clock = Clock()
+        async with Client(stdio_client(server, errlog=stderr)) as client:
+            listed = await client.list_tools()
+            elapsed = clock.stop()
+    assert len(listed.tools) == tools, len(listed.tools)
+    return elapsed
+
+
 async def time_verify(url: str, made: ServerListing) -> tuple[Timing, Timing]:
     """`ToolPins.verify` of the listing on an empty store (cold), then with a new `ToolPins` (warm)."""
     async with await Store.open(url) as store:
@@ -136,6 +172,15 @@ async def time_verify(url: str, made: ServerListing) -> tuple[Timing, Timing]:
 
 
 Rows = dict[str, list[Timing]]
+LABELS = [
+    ("off", "station entry, pinning off"),
+    ("cold", "station entry, pins written (cold)"),
+    ("warm", "station entry, pins stored (warm)"),
+    ("restart", "restart from the cache, pins stored, + status"),
+    ("raw", "raw SDK: spawn, initialize, list"),
+    ("verify cold", "ToolPins.verify only, cold"),
+    ("verify warm", "ToolPins.verify only, warm"),
+]
 
 
 async def baseline(backend: str, tools: int, rows: Rows) -> None:
@@ -153,6 +198,11 @@ async def pinned(backend: str, tools: int, rows: Rows) -> None:
         elapsed, pins = await time_entry(url, tools, "warn")
         assert pins == tools, pins
         rows["warm"].append(elapsed)
+        rows["restart"].append(await time_restart(url, tools))
+
+
+async def raw_sdk(backend: str, tools: int, rows: Rows) -> None:
+    rows["raw"].append(await time_raw(tools))
 
 
 async def verify_only(backend: str, tools: int, rows: Rows) -> None:
@@ -162,13 +212,13 @@ async def verify_only(backend: str, tools: int, rows: Rows) -> None:
         rows["verify warm"].append(warm)
 
 
-STEPS: list[Callable[[str, int, Rows], Awaitable[None]]] = [baseline, pinned, verify_only]
+STEPS: list[Callable[[str, int, Rows], Awaitable[None]]] = [baseline, pinned, raw_sdk, verify_only]
 
 
 async def run(tools: int, rounds: int, backends: list[str]) -> dict[str, Rows]:
     results: dict[str, Rows] = {}
     for backend in backends:
-        rows: Rows = {"off": [], "cold": [], "warm": [], "verify cold": [], "verify warm": []}
+        rows: Rows = {name: [] for name, _ in LABELS}
         for index in range(rounds):
             shift = index % len(STEPS)  # rotate the order, so drift on the machine hits every row alike
             for step in STEPS[shift:] + STEPS[:shift]:
@@ -194,22 +244,18 @@ def main() -> None:
     load_after = os.getloadavg()
     print(f"\n{args.tools:,} tools in one page, median of {args.rounds} (min-max); CPU: this process only")
     print(f"load average (1, 5, 15 min) before {load_before}, after {load_after}; {os.cpu_count()} CPUs")
-    print(f"{'database':<12}{'row':<40}{'wall':>10}{'range':>18}{'/ off':>8}{'CPU':>10}")
+    print(f"{'database':<12}{'row':<46}{'wall':>10}{'range':>18}{'ratio':>10}{'CPU':>10}")
     for backend, rows in results.items():
         off = statistics.median(wall for wall, _ in rows["off"])
-        for name, label in [
-            ("off", "station entry, pinning off"),
-            ("cold", "station entry, pins written (cold)"),
-            ("warm", "station entry, pins stored (warm)"),
-            ("verify cold", "ToolPins.verify only, cold"),
-            ("verify warm", "ToolPins.verify only, warm"),
-        ]:
+        raw = statistics.median(wall for wall, _ in rows["raw"])
+        for name, label in LABELS:
             walls = [wall for wall, _ in rows[name]]
             middle = statistics.median(walls)
             cpu = statistics.median(cpu for _, cpu in rows[name])
             spread = f"{min(walls):.2f}-{max(walls):.2f} s"
             ratio = f"{middle / off:.2f}" if name in ("cold", "warm") else ""
-            print(f"{backend:<12}{label:<40}{middle:>8.2f} s{spread:>18}{ratio:>8}{cpu:>8.2f} s")
+            ratio = f"{middle / raw:.2f} raw" if name == "restart" else ratio
+            print(f"{backend:<12}{label:<46}{middle:>8.2f} s{spread:>18}{ratio:>10}{cpu:>8.2f} s")
     if args.json is not None:
         report = {
             "tools": args.tools,

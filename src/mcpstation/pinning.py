@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Literal
 
 import anyio
@@ -28,7 +28,7 @@ import mcp_types as types
 from mcpstation.catalog import ServerListing
 from mcpstation.errors import StoreError
 from mcpstation.policy import tool_fingerprint
-from mcpstation.store import ToolPin
+from mcpstation.store import PinCheck, ToolPin
 
 if TYPE_CHECKING:
     from mcpstation.store import Store
@@ -165,7 +165,9 @@ class ToolPins:
                 pending[tool.name] = fingerprint
         return pending
 
-    async def _write_and_settle(self, server: str, pending: dict[str, str], stored: dict[str, ToolPin]) -> None:
+    async def _write_and_settle(
+        self, server: str, pending: dict[str, str], stored: Mapping[str, PinCheck | ToolPin]
+    ) -> None:
         to_write = {
             name: fingerprint
             for name, fingerprint in pending.items()
@@ -180,7 +182,7 @@ class ToolPins:
         for name, fingerprint in pending.items():
             self._settle((server, name), fingerprint, stored.get(name))
 
-    def _settle(self, key: Key, fingerprint: str, pin: ToolPin | None) -> None:
+    def _settle(self, key: Key, fingerprint: str, pin: PinCheck | ToolPin | None) -> None:
         self._unsaved.pop(key, None)
         self._unchecked.pop(key, None)
         if pin is not None and pin.fingerprint == fingerprint and pin.is_approved:
@@ -202,7 +204,9 @@ class ToolPins:
             server, len(pending), "hidden" if self.mode == "block" else "published with this warning", exc,
         )  # fmt: skip
 
-    def _not_saved(self, server: str, pending: dict[str, str], stored: dict[str, ToolPin], exc: StoreError) -> None:
+    def _not_saved(
+        self, server: str, pending: dict[str, str], stored: Mapping[str, PinCheck | ToolPin], exc: StoreError
+    ) -> None:
         unsaved = 0
         for tool, fingerprint in pending.items():
             key = (server, tool)

@@ -95,7 +95,7 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 LIBRARY_CALLER = Caller.library()  # the library face's caller, when a request names none (frozen, shared)
-SURFACE_LINE_WAIT_S = 60.0  # the start-up surface line waits this long for the index to count the catalog
+SURFACE_LINE_WAIT_S = 60.0  # the start-up surface line waits this long for the catalog's tokens to be counted
 CACHE_SAVE_S = 5.0  # bound on keeping the last listings in the catalog cache at shutdown
 STANDING_NOTICE = {"standing": True}
 """`extra` of a log line that holds at every start while the config stays as it is: a face may say it once."""
@@ -389,9 +389,9 @@ class Station:
         self._task_group.start_soon(self._announce_surface, name="mcpstation surface line")
 
     async def _announce_surface(self) -> None:
-        """The start-up line of what the catalog costs a model, once the index has counted it (the
+        """The start-up line of what the catalog costs a model, once its tokens are counted (the
         library caller's surface: every tool)."""
-        await self.live_catalog.index.wait_current(SURFACE_LINE_WAIT_S)
+        await self.live_catalog.index.wait_counted(SURFACE_LINE_WAIT_S)
         totals = self.requests.surface_totals(LIBRARY_CALLER)
         if totals is not None:
             logger.info("%s", totals.line())

@@ -11,10 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import mcp_types as types
 import pytest
 
-from mcpstation.catalog import Catalog, Embedder, LiveIndex, ServerListing, default_embedder, estimate_tool_tokens
+from mcpstation.catalog import (
+    Catalog,
+    CatalogTool,
+    Embedder,
+    LiveIndex,
+    ServerListing,
+    default_embedder,
+    estimate_tool_tokens,
+    live_index,
+)
 from mcpstation.catalog.live_index import EMBED_BATCH
 
 pytestmark = pytest.mark.anyio
@@ -67,6 +77,41 @@ async def test_the_running_index_follows_each_offered_catalog_and_forgets_remove
             index.offer(catalog(listing("time"), listing("slack")), {"slack": "Slack workspace messaging"})
             assert await index.wait_current(INDEX_TIMEOUT_S)
             assert len(index) == 10 and all(h.tool.server != "git" for h in index.search("git log", limit=10))
+            group.cancel_scope.cancel()
+
+
+async def test_the_running_index_counts_tokens_at_once_and_indexes_only_once_somebody_searches(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    counted: list[str] = []
+
+    def counting(tool: CatalogTool) -> int:
+        counted.append(tool.name)
+        return estimate_tool_tokens(tool)
+
+    monkeypatch.setattr(live_index, "estimate_tool_tokens", counting)
+    index = LiveIndex(embedder=None)
+    first = catalog(listing("time"), listing("git"))
+    with anyio.fail_after(INDEX_TIMEOUT_S):
+        async with anyio.create_task_group() as group:
+            group.start_soon(index.run)
+            await anyio.lowlevel.checkpoint()  # running
+            index.offer(first, {})
+            assert await index.wait_counted(INDEX_TIMEOUT_S)
+            assert sorted(counted) == sorted(first.tools)  # each counted once, in the background
+            assert index.tokens_by_server(first.tools.values()) == {
+                "time": sum(estimate_tool_tokens(t) for t in first.tools.values() if t.server == "time"),
+                "git": sum(estimate_tool_tokens(t) for t in first.tools.values() if t.server == "git"),
+            }
+            assert len(counted) == 14  # answered from the counts
+            assert not index.is_current and len(index) == 0  # nobody searched: nothing indexed
+
+            assert await index.wait_current(INDEX_TIMEOUT_S)  # a search wants the index
+            assert len(index) == 14 and top(index, "show the git log of the repository") == "git/git_log"
+            index.offer(catalog(listing("time")), {})
+            assert await index.wait_current(INDEX_TIMEOUT_S) and len(index) == 2
+            assert await index.wait_counted(INDEX_TIMEOUT_S)
+            assert len(counted) == 14  # the tools that stayed are not counted again
             group.cancel_scope.cancel()
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import math
+import re
 import statistics
 from pathlib import Path
 
 import mcp_types as types
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcpstation.catalog import (
     Catalog,
@@ -20,7 +24,7 @@ from mcpstation.catalog import (
     surface_line,
     tokens_by_server,
 )
-from mcpstation.catalog.tokens import tool_schema_text
+from mcpstation.catalog.tokens import WORD_CHUNK, _features, tool_schema_text
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "search"
 # Written by bench/search/calibrate_tokens.py --write-truth: each tool's serialised text and its
@@ -88,6 +92,37 @@ def test_server_totals_add_up_to_the_surface_total():
     assert sum(per_server.values()) == estimate_tools_tokens(tools)
     assert set(per_server) == {t.server for t in tools}
     assert per_server["github"] > per_server["time"] > 0
+
+
+def _features_word_by_word(text: str) -> tuple[int, ...]:
+    """The features as first written: every run found, then measured one by one in Python."""
+    words = re.findall(r"[A-Za-z]+", text)
+    punctuation = re.findall(r"[!-/:-@\[-`{-~]+", text)
+    cjk = len(re.findall(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]", text))
+    return (
+        len(words),
+        sum(max(0, math.ceil(len(word) / WORD_CHUNK) - 1) for word in words),
+        sum(math.ceil(len(run) / 3) for run in re.findall(r"[0-9]+", text)),
+        len(punctuation),
+        sum(len(run) for run in punctuation),
+        len(re.findall(r"\s{2,}", text)),
+        cjk,
+        len(text) - len(text.encode("ascii", "ignore")) - cjk,
+    )
+
+
+PIECES = ["a", "Zq", "abcdefg", "abcdefghijklmno", "1", "1234", "12345678", " ", "  ", "\t\n", '{"', '":', ",", "._-/"]
+PIECES += ["读文", "é", "\u200b"]
+
+
+@given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join))
+def test_features_are_counted_as_the_word_by_word_reference_counts_them(text: str):
+    assert _features(text) == _features_word_by_word(text)
+
+
+def test_features_of_real_tool_texts_are_the_reference_ones():
+    for record in TRUTH:
+        assert _features(record["text"]) == _features_word_by_word(record["text"])
 
 
 def test_empty_text_costs_nothing_and_any_text_costs_something():

@@ -29,6 +29,7 @@ class GatedServer:
 
     def __init__(self, *tools: str, ttl_ms: int | None = None) -> None:
         self.tools = list(tools)
+        self.descriptions: dict[str, str] = {}
         self.starts = 0
         self.open = anyio.Event()
         self.open.set()
@@ -43,7 +44,10 @@ class GatedServer:
 
         async def list_tools(ctx: ServerRequestContext[Any, Any], params: Any) -> types.ListToolsResult:
             return types.ListToolsResult(
-                tools=[types.Tool(name=name, input_schema={"type": "object"}) for name in self.tools]
+                tools=[
+                    types.Tool(name=name, description=self.descriptions.get(name), input_schema={"type": "object"})
+                    for name in self.tools
+                ]
             )
 
         async def call_tool(ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams) -> Any:
@@ -52,10 +56,11 @@ class GatedServer:
         return Server("gated", version="1", lifespan=lifespan, on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-def config_of(**servers: GatedServer) -> StationConfig:
+def config_of(policy: dict[str, Any] | None = None, **servers: GatedServer) -> StationConfig:
     return StationConfig(
         servers=[inproc(name, server=server.build()) for name, server in servers.items()],
         station={"health_interval_s": 0},
+        policy=policy or {},
     )
 
 
@@ -83,6 +88,32 @@ async def test_background_plan_serves_the_cached_catalog_at_once_and_a_call_wait
                     server.open.set()
                 assert [r.text for r in results] == ["ran alpha"] and connection.is_ready
                 assert server.starts == 2
+
+
+async def test_a_restart_from_the_cache_checks_its_pins_at_once_and_again_when_the_servers_list_arrives(
+    tmp_path: Path,
+):
+    server = GatedServer("alpha", "beta")
+    config = config_of({"tool_pinning": "block"}, gated=server)
+    async with await Store.open(data_dir=tmp_path / "data") as store:
+        with anyio.fail_after(START_TIMEOUT_S):
+            async with Station(config, store=store):  # the first run pins both and caches the listing
+                pass
+            server.open = anyio.Event()  # its next start-up waits
+            server.descriptions["beta"] = "Also deletes every file."  # its definition changes meanwhile
+            async with Station(config, store=store, start=StartPlan.BACKGROUND) as station:
+                pins = station.live_catalog.pins
+                assert pins is not None and station.connection("gated").state is ConnectionState.STARTING
+                assert {t.name for t in station.tools} == {"mcp_gated_alpha", "mcp_gated_beta"}  # cached, checked
+                assert pins.drifted("gated") == [] and pins.problems() == {}
+                with station.events.subscribe() as events:
+                    server.open.set()
+                    async for event in events:  # the list arrives; the watcher checks it, then announces it
+                        if event.kind == "catalog" and pins.drifted("gated"):
+                            break
+                assert station.connection("gated").is_ready and pins.drifted("gated") == ["beta"]
+                assert {t.name for t in station.tools} == {"mcp_gated_alpha"}  # held until a person approves it
+                assert (await station.call_tool("mcp_gated_beta", {})).outcome is Outcome.NOT_FOUND
 
 
 async def test_background_plan_waits_for_a_server_the_cache_does_not_know(tmp_path: Path):

@@ -182,11 +182,12 @@ class Catalog:
                 conflicts.append(Conflict(kind, key, entry.server, original, holder.server, reason))
 
         for listing in listings:
-            server = listing.server
-            for tool in listing.tools:
-                if not tool_selected(tool.name, listing.include_tools, listing.exclude_tools):
+            server, mode, namespace = listing.server, listing.naming or naming, listing.namespace
+            filtered = bool(listing.include_tools or listing.exclude_tools)
+            for tool in listing.tools:  # the hot loop of a 10,000-tool listing: nothing per tool that need not be
+                if filtered and not tool_selected(tool.name, listing.include_tools, listing.exclude_tools):
                     continue
-                name = public_name(listing.naming or naming, server=server, namespace=listing.namespace, name=tool.name)
+                name = public_name(mode, server=server, namespace=namespace, name=tool.name)
                 held = hidden(server, tool) if hidden is not None else None
                 if held is None and (name in reserved_names or owners.get(name, server) != server):
                     held = "name is reserved for the host"
@@ -195,11 +196,12 @@ class Catalog:
                     continue
                 schema = tool.input_schema or EMPTY_INPUT_SCHEMA
                 entry = CatalogTool(name, server, tool.name, clean(tool.description or ""), schema, tool)
-                claim(tools, "tool", name, tool.name, entry)
+                if name in tools:
+                    claim(tools, "tool", name, tool.name, entry)
+                else:
+                    tools[name] = entry
             for prompt in listing.prompts:
-                name = public_name(
-                    listing.naming or naming, server=server, namespace=listing.namespace, name=prompt.name
-                )
+                name = public_name(mode, server=server, namespace=namespace, name=prompt.name)
                 arguments = tuple(prompt.arguments or ())
                 claim(prompts, "prompt", name, prompt.name, CatalogPrompt(
                     name, server, prompt.name, clean(prompt.description or ""), arguments

@@ -2,9 +2,11 @@
 the request path.
 
 The live catalog offers every catalog it builds (`offer`: cheap, nothing is analysed there). `run`,
-a task of the station, brings the index up to date in a worker thread: only the servers whose tools
-or words changed are analysed again (`ToolIndex.with_server`), and each changed tool's schema
-tokens are counted once. With an embedder (the `search` extra), a second loop embeds the changed
+a task of the station, counts the schema tokens of each new or changed tool in worker threads. The
+search index is built once somebody searches (`wait_current`: a station whose models never search
+never indexes, and a restart with a large cached catalog answers without indexing it first), and
+from then on kept current in a worker thread: only the servers whose tools or words changed are
+analysed again (`ToolIndex.with_server`). With an embedder (the `search` extra), a second loop embeds the changed
 tools one text per worker-thread job, and swaps in a hybrid index once it matches the
 lexical one; until then search is lexical. Embedding starts once somebody wants it (`want_hybrid`:
 the station calls it at a model's first `mcp_search_tools`), so a station whose models never
@@ -99,9 +101,13 @@ class LiveIndex:
         self._offered: tuple[Catalog, Mapping[str, str]] | None = None
         self._offered_seq = 0
         self._tokens: dict[str, tuple[CatalogTool, int]] = {}
+        self._counted_seq = 0  # the offered catalog whose tools' tokens are all counted
+        self._lexical_wanted = False  # somebody searched: keep the lexical index current from now on
         self._lexical_wake = anyio.Event()
+        self._count_wake = anyio.Event()
         self._embed_wake = anyio.Event()
         self._progress = anyio.Event()
+        self._count_progress = anyio.Event()
         self._hybrid_progress = anyio.Event()
         self._running = False
 
@@ -139,7 +145,7 @@ class LiveIndex:
         return hybrid if hybrid is not None and hybrid.version == lexical.version else lexical
 
     def tokens_of(self, tool: CatalogTool) -> int:
-        """Estimated schema tokens of `tool`: counted by the index's pass, else now (and kept)."""
+        """Estimated schema tokens of `tool`: counted by the counting pass, else now (and kept)."""
         known = self._tokens.get(tool.name)
         if known is not None and known[0] == tool:
             return known[1]
@@ -163,7 +169,9 @@ class LiveIndex:
         """A newer catalog to index; `server_texts` are each server's own words (title, instructions)."""
         self._offered = (catalog, dict(server_texts))
         self._offered_seq += 1
-        self._lexical_wake.set()
+        self._count_wake.set()
+        if self._lexical_wanted:
+            self._lexical_wake.set()
 
     def want_hybrid(self) -> None:
         """Start embedding the catalog (once; in the background) so that searches become hybrid."""
@@ -174,8 +182,12 @@ class LiveIndex:
     async def wait_current(self, timeout_s: float) -> bool:
         """Wait (at most `timeout_s`) until the index holds the latest offered catalog; True if it does.
 
-        Without `run` going (an index nobody keeps), it is brought up to date here and now.
+        The first call starts the indexing (a search wants it); without `run` going (an index
+        nobody keeps), it is brought up to date here and now.
         """
+        if not self._lexical_wanted:
+            self._lexical_wanted = True
+            self._lexical_wake.set()
         if not self._running:
             self._catch_up_inline()
             return True
@@ -183,6 +195,17 @@ class LiveIndex:
             while not self.is_current:
                 await self._progress.wait()
         return self.is_current
+
+    async def wait_counted(self, timeout_s: float) -> bool:
+        """Wait (at most `timeout_s`) until the tokens of every tool of the latest offered catalog are
+        counted (`tokens_of` answers from the counts); True if they are. Builds no search index."""
+        if not self._running:
+            self._count_inline()
+            return True
+        with anyio.move_on_after(timeout_s):
+            while self._counted_seq < self._offered_seq:
+                await self._count_progress.wait()
+        return self._counted_seq >= self._offered_seq
 
     async def wait_hybrid(self, timeout_s: float) -> bool:
         """Wait (at most `timeout_s`) until searches are hybrid for the latest offered catalog; True if they are."""
@@ -197,6 +220,7 @@ class LiveIndex:
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._embed_loop, name="mcpstation tool search embeddings")
+                group.start_soon(self._count_loop, name="mcpstation schema token counts")
                 await self._lexical_loop()
         finally:
             self._running = False
@@ -213,26 +237,49 @@ class LiveIndex:
                 self._embed_wake.set()
 
     async def _advance(self, current: _Indexed, catalog: Catalog, texts: Mapping[str, str], seq: int) -> _Indexed:
-        """The lexical index of `catalog`, with the tokens of every changed tool counted (worker threads)."""
+        """The lexical index of `catalog` (worker threads)."""
         tools = await anyio.to_thread.run_sync(_by_server, catalog)
-        index, changed = await anyio.to_thread.run_sync(_updated, current, tools, texts, ToolIndex.build)
-        uncounted = [tool for server in changed for tool in tools[server]]
-        for start in range(0, len(uncounted), TOKEN_BATCH):
-            await anyio.to_thread.run_sync(self._count_all, uncounted[start : start + TOKEN_BATCH])
-        if index is not current.index:
-            self._forget_tokens(tools)
+        index, _ = await anyio.to_thread.run_sync(_updated, current, tools, texts, ToolIndex.build)
         version = current.version + 1 if index is not current.index else current.version
         return _Indexed(index, tools, {s: texts.get(s, "") for s in tools}, seq, version)
+
+    async def _count_loop(self) -> None:
+        """Count the tokens of each offered catalog's new or changed tools, a batch per worker-thread job."""
+        while True:
+            await self._count_wake.wait()
+            self._count_wake = anyio.Event()
+            if self._offered is None or self._counted_seq >= self._offered_seq:
+                continue
+            seq, (catalog, _) = self._offered_seq, self._offered
+            uncounted = await anyio.to_thread.run_sync(self._uncounted, catalog)
+            for start in range(0, len(uncounted), TOKEN_BATCH):
+                await anyio.to_thread.run_sync(self._count_all, uncounted[start : start + TOKEN_BATCH])
+            self._forget_tokens(catalog)
+            self._counted_seq = seq
+            self._count_progress.set()
+            self._count_progress = anyio.Event()
+
+    def _uncounted(self, catalog: Catalog) -> list[CatalogTool]:
+        known = self._tokens
+        return [tool for name, tool in catalog.tools.items() if (count := known.get(name)) is None or count[0] != tool]
 
     def _count_all(self, tools: Iterable[CatalogTool]) -> None:
         for tool in tools:
             self.tokens_of(tool)
 
-    def _forget_tokens(self, tools: ServerTools) -> None:
+    def _forget_tokens(self, catalog: Catalog) -> None:
         """Drop the counts of tools no longer in the catalog."""
-        names = {tool.name for server_tools in tools.values() for tool in server_tools}
+        names = catalog.tools
         for name in [name for name in self._tokens if name not in names]:
             del self._tokens[name]
+
+    def _count_inline(self) -> None:
+        if self._offered is None or self._counted_seq >= self._offered_seq:
+            return
+        seq, (catalog, _) = self._offered_seq, self._offered
+        self._count_all(self._uncounted(catalog))
+        self._forget_tokens(catalog)
+        self._counted_seq = seq
 
     async def _embed_loop(self) -> None:
         if self._make_embedder is None:
@@ -286,8 +333,7 @@ class LiveIndex:
             return
         seq, (catalog, texts) = self._offered_seq, self._offered
         tools = _by_server(catalog)
-        index, changed = _updated(self._lexical, tools, texts, ToolIndex.build)
-        self._count_all(tool for server in changed for tool in tools[server])
-        self._forget_tokens(tools)
+        index, _ = _updated(self._lexical, tools, texts, ToolIndex.build)
+        self._count_inline()
         version = self._lexical.version + (1 if index is not self._lexical.index else 0)
         self._lexical = _Indexed(index, tools, {s: texts.get(s, "") for s in tools}, seq, version)

@@ -13,7 +13,6 @@ not public: treat figures as GPT-4o tokens.
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections.abc import Iterable
 from typing import Final
@@ -28,27 +27,34 @@ from mcpstation.catalog.schemas import object_schema
 COEFFICIENTS: Final = (0.8372, 0.7179, 1.5855, 0.5912, 0.1998, 6.9449, 0.6013, 4.0185)
 WORD_CHUNK: Final = 7
 
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))  # what json.dumps would build per call
 _LETTERS = re.compile(r"[A-Za-z]+")
-_DIGITS = re.compile(r"[0-9]+")
+_LETTER_CHUNKS = re.compile(rf"[A-Za-z]{{1,{WORD_CHUNK}}}")  # a run of L letters holds ceil(L / WORD_CHUNK)
+_DIGIT_GROUPS = re.compile(r"[0-9]{1,3}")  # a run of L digits holds ceil(L / 3)
 _PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]+")
 _WHITESPACE_RUN = re.compile(r"\s{2,}")
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
 def _features(text: str) -> tuple[int, int, int, int, int, int, int, int]:
-    words = _LETTERS.findall(text)
+    # Counted by the regex engine, no Python loop per word: chunks and digit groups are greedy
+    # bounded matches (a run of L letters matches ceil(L / WORD_CHUNK) times).
+    words = len(_LETTERS.findall(text))
     punctuation_runs = _PUNCTUATION.findall(text)
-    cjk = len(_CJK.findall(text))
-    non_ascii = len(text) - len(text.encode("ascii", "ignore"))
+    if text.isascii():
+        cjk = other = 0
+    else:
+        cjk = len(_CJK.findall(text))
+        other = len(text) - len(text.encode("ascii", "ignore")) - cjk
     return (
-        len(words),
-        sum(max(0, math.ceil(len(word) / WORD_CHUNK) - 1) for word in words),
-        sum(math.ceil(len(run) / 3) for run in _DIGITS.findall(text)),
+        words,
+        len(_LETTER_CHUNKS.findall(text)) - words,
+        len(_DIGIT_GROUPS.findall(text)),
         len(punctuation_runs),
         sum(map(len, punctuation_runs)),
         len(_WHITESPACE_RUN.findall(text)),
         cjk,
-        non_ascii - cjk,
+        other,
     )
 
 
@@ -56,14 +62,18 @@ def estimate_text_tokens(text: str) -> int:
     """Estimated o200k_base tokens of `text` (at least 1 for non-empty text)."""
     if not text:
         return 0
-    weighted = sum(c * f for c, f in zip(COEFFICIENTS, _features(text), strict=True))
+    words, chunks, digits, runs, marks, spaces, cjk, other = _features(text)
+    k = COEFFICIENTS  # summed in this order, as sum() over the pairs would: the same float to the last bit
+    weighted = (
+        k[0] * words + k[1] * chunks + k[2] * digits + k[3] * runs + k[4] * marks + k[5] * spaces + k[6] * cjk
+    ) + k[7] * other
     return max(1, round(weighted))
 
 
 def tool_schema_text(tool: CatalogTool) -> str:
     """The tool as the model receives it: compact JSON of name, description and input schema."""
     shape = {"name": tool.name, "description": tool.description, "input_schema": object_schema(tool)}
-    return json.dumps(shape, ensure_ascii=False, separators=(",", ":"))
+    return _COMPACT.encode(shape)
 
 
 def estimate_tool_tokens(tool: CatalogTool) -> int:

@@ -18,6 +18,8 @@ INVISIBLE = frozenset(
 )
 KEPT_CONTROLS = frozenset("\n\t")
 _ASCII_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# json.dumps(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False), built once.
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def _dropped(ch: str) -> bool:
@@ -58,5 +60,5 @@ def tool_fingerprint(tool: mcp_types.Tool) -> str:
     (a "rug pull") changes the fingerprint; titles, annotations and metadata do not.
     """
     payload = {"name": tool.name, "description": tool.description, "inputSchema": tool.input_schema}
-    canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    canonical = _CANONICAL.encode(payload)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()

@@ -198,6 +198,15 @@ class ToolPin:
 
 
 @dataclass(frozen=True, slots=True)
+class PinCheck:
+    """What checking a listing against its pins needs of a stored pin: its fingerprint, and
+    whether a person approved it (read without the timestamps: a listing can hold 10,000 tools)."""
+
+    fingerprint: str
+    is_approved: bool
+
+
+@dataclass(frozen=True, slots=True)
 class OAuthCredentials:
     """What the store keeps of one server's OAuth: tokens (secret), their expiry, the registered client.
 

@@ -88,6 +88,7 @@ from mcpstation.store.records import (
     ChangeRecord,
     DynamicServer,
     OAuthCredentials,
+    PinCheck,
     Role,
     ServerStatus,
     ToolPin,
@@ -759,9 +760,9 @@ class Store:
             rows = (await session.execute(query)).all()
         return tuple(_pins.pin_record(row) for row in rows)
 
-    async def get_pins_of(self, servers: Sequence[str]) -> dict[str, dict[str, ToolPin]]:
-        """Every pin of each of `servers`, by server then tool, in one query (a server without pins
-        maps to an empty dict)."""
+    async def get_pins_of(self, servers: Sequence[str]) -> dict[str, dict[str, PinCheck]]:
+        """Every pin of each of `servers` as a check needs it (fingerprint, approved), by server then
+        tool, in one query (a server without pins maps to an empty dict)."""
         if not servers:
             return {}
         named = ", ".join(repr(server) for server in servers[:3])
