@@ -43,6 +43,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[subproces
     finally:
         process.terminate()
         process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def _forked(server: subprocess.Popen[str]) -> list[int]:
