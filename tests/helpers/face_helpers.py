@@ -8,6 +8,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -116,10 +117,27 @@ async def running_up(
     config: Path,
     args: Sequence[str] = (),
     env: Mapping[str, str] | None = None,
+    *,
+    fresh: bool = False,
 ) -> AsyncIterator[RunningUp]:
     """`mcpstation --db-url DB_URL --config CONFIG up --port 0 ARGS...`, until the block ends; then
-    SIGTERM, and the exit code must be 0 (unless the test killed it). `env` adds to the environment."""
-    command = [PY, "-m", "mcpstation", "--db-url", db_url, "--config", str(config), "up", "--port", "0", *args]
+    SIGTERM, and the exit code must be 0 (unless the test killed it). `env` adds to the environment.
+
+    `fresh` runs it in a fresh interpreter rather than a fork of the tests' fork server: a test that
+    kills it needs the station itself to die with the process it holds, not a moment later."""
+    command = [
+        sys.executable if fresh else PY,
+        "-m",
+        "mcpstation",
+        "--db-url",
+        db_url,
+        "--config",
+        str(config),
+        "up",
+        "--port",
+        "0",
+        *args,
+    ]
     process = await anyio.open_process(
         command,
         env=environment(tmp_path) | dict(env or {}),

@@ -80,7 +80,9 @@ async def test_a_session_whose_replica_died_gets_session_not_found_and_a_new_ses
             home = tmp_path / f"replica-{index}"
             home.mkdir()
             env = {"MCPSTATION_REPLICA_ID": f"replica-{index}"}
-            replicas.append(await stack.enter_async_context(running_up(home, pg_db_url, config, BALANCER_ARGS, env)))
+            replicas.append(
+                await stack.enter_async_context(running_up(home, pg_db_url, config, BALANCER_ARGS, env, fresh=True))
+            )
         lb = await stack.enter_async_context(balancer(haproxy, tmp_path, replicas))
         await in_rotation(lb, {f"replica-{index}" for index in range(1, REPLICAS + 1)})
         direct = await stack.enter_async_context(httpx2.AsyncClient(timeout=30))
