@@ -16,6 +16,8 @@ import pytest
 from anyio.abc import SocketAttribute, SocketListener, SocketStream, TaskGroup
 
 CHUNK = 65536
+LOCK_TIMEOUT_S = 30.0  # the station's own write transaction letting go, on a loaded machine
+LOCK_RETRY_S = 0.01
 
 
 class TcpProxy:
@@ -34,7 +36,7 @@ class TcpProxy:
         self._scope = anyio.CancelScope()
         self._task_group.start_soon(self._serve, listener, self._scope)
 
-    def cut(self) -> None:
+    async def cut(self) -> None:
         assert self._scope is not None
         self._scope.cancel()
         self._scope = None
@@ -76,9 +78,21 @@ class SqliteLock:
         self._file = file
         self._connection: sqlite3.Connection | None = None
 
-    def cut(self) -> None:
-        self._connection = sqlite3.connect(self._file, isolation_level=None)
-        self._connection.execute("BEGIN IMMEDIATE")
+    async def cut(self) -> None:
+        """Take the write lock as soon as the station's own write (an audit commit, say) lets go.
+
+        Asked without a busy wait and retried between event-loop turns: a blocking wait here would
+        stop the loop that is to finish the station's transaction, and time out against it."""
+        self._connection = sqlite3.connect(self._file, isolation_level=None, timeout=0)
+        with anyio.fail_after(LOCK_TIMEOUT_S):
+            while True:
+                try:
+                    self._connection.execute("BEGIN IMMEDIATE")
+                    return
+                except sqlite3.OperationalError as exc:
+                    if exc.sqlite_errorcode != sqlite3.SQLITE_BUSY:
+                        raise
+                await anyio.sleep(LOCK_RETRY_S)
 
     async def restore(self) -> None:
         assert self._connection is not None
@@ -94,7 +108,7 @@ class FullDisk:
         self.where = where
         self._filler = where / "filler"
 
-    def cut(self) -> None:
+    async def cut(self) -> None:
         with self._filler.open("wb") as filler, suppress(OSError):  # ENOSPC ends the filling
             while True:
                 filler.write(b"\0" * CHUNK)

@@ -57,7 +57,7 @@ class Outage:
     url: str | None
     data_dir: Path | None
     reads_fail: bool  # reads fail too (PostgreSQL gone), not only writes (an SQLite file locked or full)
-    cut: Callable[[], None]
+    cut: Callable[[], Awaitable[None]]
     restore: Callable[[], Awaitable[None]]
 
     async def open(self) -> Store:
@@ -160,7 +160,7 @@ async def test_the_api_answers_503_while_the_store_is_away_and_recovers_when_it_
     with anyio.fail_after(TIMEOUT_S):
         async with served(outage) as api:
             assert (await api.call()).status_code == 200
-            outage.cut()
+            await outage.cut()
             # The store's going is noticed by the first request that needs it: a token check (read),
             # or the audit record of a call that has already run (its answer still goes out).
             first = await api.call()
@@ -195,7 +195,7 @@ async def test_the_api_answers_503_while_the_store_is_away_and_recovers_when_it_
 async def test_the_gateway_refuses_a_call_it_could_not_record_with_a_typed_error(outage: Outage) -> None:
     with anyio.fail_after(TIMEOUT_S):
         async with served(outage) as api:
-            outage.cut()
+            await outage.cut()
             with pytest.raises(StoreUnavailable):  # the outage is found by a write, as the audit writer's would be
                 await api.store.record_action("probe", actor="test")
             ran = api.counter.runs
@@ -221,7 +221,7 @@ async def test_the_gateway_refuses_a_call_it_could_not_record_with_a_typed_error
 async def test_library_calls_run_on_while_the_store_is_away(outage: Outage) -> None:
     with anyio.fail_after(TIMEOUT_S):
         async with served(outage) as api:
-            outage.cut()
+            await outage.cut()
             with pytest.raises(StoreUnavailable):
                 await api.store.record_action("probe", actor="test")
             result = await api.station.call_tool("mcp_c_count", {})
