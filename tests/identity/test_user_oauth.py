@@ -206,6 +206,34 @@ async def test_a_revoked_grant_asks_only_that_user_again(tmp_path: Path) -> None
         assert json.loads(result.content[0].text)["sub"] == "bob"  # type: ignore[union-attr]
 
 
+async def race_refreshes(
+    served: IdentityStation,
+    replicas: list[UserGrants],
+    user: tuple[str, str],
+    spec: StreamableHttpServerSpec,
+    held: SecretStr,
+) -> list[str]:
+    """The upstream refused `held` on every replica; ten token requests on each at once send one
+    refresh to the provider, and all get the same new token, returned once per request."""
+    for grants in replicas:
+        grants.forget((user, "jira"), held)
+    before = (await stats(served.idp)).get(REFRESH, 0)
+    got: list[str] = []
+
+    async def use(grants: UserGrants) -> None:
+        got.append((await grants.access_token(user, spec)).get_secret_value())
+
+    with anyio.fail_after(WAIT_S):
+        async with anyio.create_task_group() as tg:
+            for _ in range(10):
+                for grants in replicas:
+                    tg.start_soon(use, grants)
+    assert (await stats(served.idp)).get(REFRESH, 0) == before + 1
+    assert sum(grants.refreshes for grants in replicas) == 1
+    assert len(set(got)) == 1 and got[0] != held.get_secret_value()
+    return got
+
+
 async def test_concurrent_refreshes_on_two_replicas_send_one_request_and_keep_the_rotated_token(
     tmp_path: Path,
 ) -> None:
@@ -221,22 +249,7 @@ async def test_concurrent_refreshes_on_two_replicas_send_one_request_and_keep_th
             replicas = [served.station.user_grants, UserGrants(other, lambda: sealer, lambda: served.url)]
             held = await replicas[0].access_token(user, spec)
             before_record = await replicas[0].storage(user, spec).record()
-            for grants in replicas:
-                grants.forget((user, "jira"), held)  # the upstream refused it on both replicas
-            before = (await stats(served.idp)).get(REFRESH, 0)
-            got: list[str] = []
-
-            async def use(grants: UserGrants) -> None:
-                got.append((await grants.access_token(user, spec)).get_secret_value())
-
-            with anyio.fail_after(WAIT_S):
-                async with anyio.create_task_group() as tg:
-                    for _ in range(10):
-                        for grants in replicas:
-                            tg.start_soon(use, grants)
-            assert (await stats(served.idp)).get(REFRESH, 0) == before + 1
-            assert sum(grants.refreshes for grants in replicas) == 1
-            assert len(set(got)) == 1 and got[0] != held.get_secret_value()
+            got = await race_refreshes(served, replicas, user, spec, held)
             after_record = await replicas[1].storage(user, spec).record()
             assert after_record["tokens"]["refresh_token"] != before_record["tokens"]["refresh_token"]
 
@@ -266,22 +279,7 @@ async def test_concurrent_refreshes_on_two_replicas_of_one_postgresql_store_send
                 replicas = [UserGrants(store, lambda: sealer, lambda: served.url) for store in (first, second)]
                 await replicas[0].storage(user, spec).remember(**record)
                 held = SecretStr(record["tokens"]["access_token"])
-                for grants in replicas:
-                    grants.forget((user, "jira"), held)  # the upstream refused it on both replicas
-                before = (await stats(served.idp)).get(REFRESH, 0)
-                got: list[str] = []
-
-                async def use(grants: UserGrants) -> None:
-                    got.append((await grants.access_token(user, spec)).get_secret_value())
-
-                with anyio.fail_after(WAIT_S):
-                    async with anyio.create_task_group() as tg:
-                        for _ in range(10):
-                            for grants in replicas:
-                                tg.start_soon(use, grants)
-                assert (await stats(served.idp)).get(REFRESH, 0) == before + 1
-                assert sum(grants.refreshes for grants in replicas) == 1
-                assert len(set(got)) == 1 and got[0] != held.get_secret_value()
+                await race_refreshes(served, replicas, user, spec, held)
                 kept = await replicas[1].storage(user, spec).record()
                 assert kept["tokens"]["refresh_token"] != record["tokens"]["refresh_token"]
         finally:

@@ -37,9 +37,9 @@ import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
-from pydantic import AnyUrl
+from pydantic import AnyUrl, SecretStr
 
-from mcpstation.config.models import AnyServerSpec, OAuthSettings
+from mcpstation.config.models import AnyServerSpec, OAuthSettings, TokenEndpointAuthMethod
 from mcpstation.host.oauth.loopback import (
     AUTHORIZATION_TIMEOUT_S,
     CallbackHandler,
@@ -195,6 +195,42 @@ class _ConfiguredClient:
         await self.storage.set_client_info(client_info)
 
 
+def code_flow_client(
+    storage: RecordStorage,
+    *,
+    redirect_uri: str,
+    scope: str | None,
+    client_id: str | None,
+    client_secret: SecretStr | None,
+    auth_method: TokenEndpointAuthMethod | None,
+) -> tuple[OAuthClientMetadata, RecordStorage | _ConfiguredClient]:
+    """The station's client metadata for the authorization code flow, and the storage to give the
+    SDK: one that answers with the configured client when there is one (it takes precedence over a
+    stored registration), else `storage` itself."""
+    metadata = OAuthClientMetadata(
+        client_name=CLIENT_NAME,
+        redirect_uris=[AnyUrl(redirect_uri)],
+        grant_types=["authorization_code", "refresh_token"],
+        response_types=["code"],
+        scope=scope,
+        token_endpoint_auth_method=auth_method,
+    )
+    if client_id is None:
+        return metadata, storage
+    secret = client_secret.get_secret_value() if client_secret is not None else None
+    configured = _ConfiguredClient(
+        storage,
+        OAuthClientInformationFull(
+            client_id=client_id,
+            client_secret=secret,
+            redirect_uris=[AnyUrl(redirect_uri)],
+            token_endpoint_auth_method=auth_method or ("client_secret_basic" if secret else "none"),
+        ),
+    )
+    configured.metadata = metadata
+    return metadata, configured
+
+
 def oauth_provider_for(
     spec: AnyServerSpec,
     *,
@@ -262,28 +298,14 @@ def _authorization_code_auth(
         on_redirect, on_callback = show, callback_handler
     else:
         on_redirect, on_callback = loopback.handle_redirect, loopback.handle_callback
-    metadata = OAuthClientMetadata(
-        client_name=CLIENT_NAME,
-        redirect_uris=[AnyUrl(redirect_uri)],
-        grant_types=["authorization_code", "refresh_token"],
-        response_types=["code"],
+    metadata, sdk_storage = code_flow_client(
+        storage,
+        redirect_uri=redirect_uri,
         scope=scope,
-        token_endpoint_auth_method=settings.token_endpoint_auth_method,
+        client_id=settings.client_id,
+        client_secret=settings.client_secret,
+        auth_method=settings.token_endpoint_auth_method,
     )
-    sdk_storage: RecordStorage | _ConfiguredClient = storage
-    if settings.client_id is not None:  # a configured client id takes precedence over a stored one
-        secret = settings.client_secret.get_secret_value() if settings.client_secret is not None else None
-        sdk_storage = _ConfiguredClient(
-            storage,
-            OAuthClientInformationFull(
-                client_id=settings.client_id,
-                client_secret=secret,
-                redirect_uris=[AnyUrl(redirect_uri)],
-                token_endpoint_auth_method=settings.token_endpoint_auth_method
-                or ("client_secret_basic" if secret else "none"),
-            ),
-        )
-        sdk_storage.metadata = metadata
     provider = OAuthClientProvider(
         server_url=url,
         client_metadata=metadata,

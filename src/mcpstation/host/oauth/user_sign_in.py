@@ -20,14 +20,12 @@ import anyio
 import httpx2
 from anyio.abc import TaskGroup
 from mcp.client.auth import OAuthClientProvider
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata
-from pydantic import AnyUrl
+from mcp.shared.auth import AuthorizationCodeResult
 
 from mcpstation.config.models import AnyServerSpec
 from mcpstation.host.oauth.exchange import TokenFailure, UpstreamTokenError
 from mcpstation.host.oauth.loopback import AUTHORIZATION_TIMEOUT_S
-from mcpstation.host.oauth.providers import CLIENT_NAME, _ConfiguredClient
-from mcpstation.host.oauth.storage import RecordStorage
+from mcpstation.host.oauth.providers import code_flow_client
 from mcpstation.host.oauth.user_records import GrantKey, SealedUserStorage, User, server_url
 
 logger = logging.getLogger(__name__)
@@ -140,27 +138,14 @@ class SignIns:
         self, sign_in: _SignIn, spec: AnyServerSpec, storage: SealedUserStorage, redirect: str
     ) -> OAuthClientProvider:
         auth = spec.auth
-        secret = auth.client_secret.get_secret_value() if auth.client_secret is not None else None
-        metadata = OAuthClientMetadata(
-            client_name=CLIENT_NAME,
-            redirect_uris=[AnyUrl(redirect)],
-            grant_types=["authorization_code", "refresh_token"],
-            response_types=["code"],
+        metadata, sdk_storage = code_flow_client(
+            storage,
+            redirect_uri=redirect,
             scope=" ".join(auth.scopes) or None,
-            token_endpoint_auth_method="client_secret_basic" if secret else "none",
+            client_id=auth.client_id,
+            client_secret=auth.client_secret,
+            auth_method="client_secret_basic" if auth.client_secret is not None else "none",
         )
-        sdk_storage: RecordStorage | _ConfiguredClient = storage
-        if auth.client_id is not None:
-            sdk_storage = _ConfiguredClient(
-                storage,
-                OAuthClientInformationFull(
-                    client_id=auth.client_id,
-                    client_secret=secret,
-                    redirect_uris=[AnyUrl(redirect)],
-                    token_endpoint_auth_method="client_secret_basic" if secret else "none",
-                ),
-            )
-            sdk_storage.metadata = metadata
         provider: OAuthClientProvider
 
         async def on_redirect(url: str) -> None:
