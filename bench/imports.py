@@ -47,7 +47,7 @@ from mcp.client import Client
 async def main():
     started = time.perf_counter()
     async with Client(StdioServerParameters(command=sys.executable, args=[{TINY!r}])) as client:
-        result = await client.call_tool("echo", {{"text": "hi"}})
+        result = await client.call_tool("echo", {{"message": "hi"}})
         assert not result.is_error, result
         print(time.perf_counter() - started)
 
@@ -62,7 +62,7 @@ async def main():
     config = StationConfig(servers=[{{"name": "tiny", "command": sys.executable, "args": [{TINY!r}]}}])
     started = time.perf_counter()
     async with Station(config) as station:
-        result = await station.call_tool("mcp_tiny_echo", {{"text": "hi"}})
+        result = await station.call_tool("mcp_tiny_echo", {{"message": "hi"}})
         assert result.outcome == "ok", result
         print(time.perf_counter() - started)
 
