@@ -578,8 +578,14 @@ class Store:
         """
         digest = _token_hash(token)
         query = sa.select(api_tokens).where(api_tokens.c.token_sha256 == digest)
-        async with self._transaction(doing="verifying an API token") as session:
-            row = (await session.execute(query)).first()
+        if self._writer is not None:  # SQLite: checked on every API request, in one thread hop, not ten
+            self._check_open()
+            row = await self._writer.read(
+                lambda connection: connection.execute(query).first(), doing="verifying an API token"
+            )
+        else:
+            async with self._transaction(doing="verifying an API token") as session:
+                row = (await session.execute(query)).first()
         if row is None:
             return None
         record = _token_record(row)
