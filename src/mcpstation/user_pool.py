@@ -179,7 +179,7 @@ class UserConnections:
                 ) from failed
             raise UpstreamIdentityError(
                 f"server {spec.name!r} acts as each user, and {user[1]!r} has not authorized it "
-                f"(or the authorization was revoked). Open this URL to authorize it, then call again: {url}",
+                "(or the authorization was revoked).",
                 IdentityProblem.NEEDS_AUTHORIZATION,
                 tool=request.target,
                 server=spec.name,

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
@@ -182,6 +183,33 @@ async def test_a_user_lists_and_revokes_only_their_own_authorizations(tmp_path: 
         async with served.http(bob) as http:
             assert (await http.delete("/api/me/authorizations/jira")).json()["revoked"] is True
             assert (await http.get("/api/me/authorizations")).json()["authorizations"] == []
+
+
+async def test_a_refusal_gives_the_url_to_the_caller_and_keeps_it_out_of_the_audit_record(tmp_path: Path) -> None:
+    async with world(tmp_path) as (served, _):
+        name = whoami(served)
+        alice = await served.token("alice", USERS)
+        async with served.http(alice) as http:  # the API answers the caller: message and structured URL
+            answer = (await http.post(f"/api/mcp/tools/{name}/call", json={})).json()
+        assert answer["outcome"] == "refused"
+        given = answer["structured"]["authorization_url"]
+        assert given in answer["error"] and "code_challenge_method=S256" in given
+        is_error, text = await call_tool(served.gateway, alice, VERSIONS[-1], name, {})  # and the gateway's
+        assert is_error and "Open this URL" in text
+        urls = {given, authorization_url_in(text)}
+        states = {parse_qs(urlsplit(url).query)["state"][0] for url in urls}
+        async with served.http(served.station_tokens["admin"]) as http:
+            calls = (await http.get("/api/mcp/audit", params={"server": "jira", "kind": "calls"})).json()["calls"]
+        refused = [c for c in calls if c["outcome"] == "refused" and c["subject"] == "alice"]
+        assert len(refused) == 2  # both answers left the process after their records were committed
+        for record in refused:
+            assert "'jira'" in record["error"] and "has not authorized it" in record["error"]
+            assert not any(secret in record["error"] for secret in [*urls, *states, "http"])
+        stored = database(tmp_path)
+        assert not any(state.encode() in stored for state in states)
+        # the sign-in the URL names is still alice's to complete
+        page = await consent_as(given, "alice")
+        assert page.status_code == 200, page.text
 
 
 async def test_a_revoked_grant_asks_only_that_user_again(tmp_path: Path) -> None:
