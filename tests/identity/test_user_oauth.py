@@ -18,8 +18,6 @@ import json
 import logging
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -32,12 +30,10 @@ from identity_helpers import (
     USERS,
     VERSIONS,
     IdentityStation,
-    Upstream,
     call_tool,
-    running_provider,
     running_upstream,
-    serving,
-    station_socket,
+    user_oauth_world,
+    whoami,
 )
 from idp import STATION_CLIENT, consent_as, revoke_grants, stats
 from mcp.client import Client
@@ -59,36 +55,6 @@ pytestmark = [pytest.mark.anyio, pytest.mark.node, pytest.mark.skipif(bool(idp_m
 
 WAIT_S = 60.0
 REFRESH = "refresh_token"
-
-
-def user_oauth(upstream: Upstream, issuer: str) -> dict[str, Any]:
-    """A `jira` entry each user authorizes, as the provider's station client (which also lists the
-    catalog as the station, by client credentials)."""
-    return {
-        "name": "jira",
-        "transport": "streamable_http",
-        "url": upstream.url,
-        "auth": {
-            "upstream": "user-oauth",
-            "issuer": issuer,
-            "client_id": STATION_CLIENT[0],
-            "client_secret": STATION_CLIENT[1],
-        },
-    }
-
-
-@asynccontextmanager
-async def world(tmp_path: Path) -> AsyncIterator[tuple[IdentityStation, Upstream]]:
-    async with station_socket() as (sock, public_url), running_provider(public_url) as idp:
-        async with running_upstream(idp, tmp_path) as upstream:
-            async with serving(tmp_path, sock, public_url, idp, [user_oauth(upstream, idp.issuer)]) as served:
-                yield served, upstream
-
-
-def whoami(served: IdentityStation) -> str:
-    names = [tool.name for tool in served.station.tools if tool.server == "jira"]
-    assert names, "the shared connection listed no tools"
-    return next(name for name in names if name.endswith("whoami"))
 
 
 def signed_in(served: IdentityStation, sub: str, token: str) -> Caller:
@@ -118,7 +84,7 @@ async def test_alice_and_bob_each_authorize_once_and_reach_the_upstream_as_thems
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    async with world(tmp_path) as (served, upstream):
+    async with user_oauth_world(tmp_path) as (served, upstream):
         name = whoami(served)
         tokens = {sub: await served.token(sub, USERS) for sub in ("alice", "bob")}
         for sub, token in tokens.items():
@@ -153,7 +119,7 @@ async def test_alice_and_bob_each_authorize_once_and_reach_the_upstream_as_thems
 
 
 async def test_a_user_lists_and_revokes_only_their_own_authorizations(tmp_path: Path) -> None:
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         bob = await served.token("bob", USERS)
@@ -186,7 +152,7 @@ async def test_a_user_lists_and_revokes_only_their_own_authorizations(tmp_path: 
 
 
 async def test_a_refusal_gives_the_url_to_the_caller_and_keeps_it_out_of_the_audit_record(tmp_path: Path) -> None:
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         async with served.http(alice) as http:  # the API answers the caller: message and structured URL
@@ -213,7 +179,7 @@ async def test_a_refusal_gives_the_url_to_the_caller_and_keeps_it_out_of_the_aud
 
 
 async def test_a_revoked_grant_asks_only_that_user_again(tmp_path: Path) -> None:
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         bob = await served.token("bob", USERS)
@@ -265,7 +231,7 @@ async def race_refreshes(
 async def test_concurrent_refreshes_on_two_replicas_send_one_request_and_keep_the_rotated_token(
     tmp_path: Path,
 ) -> None:
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         await authorize(served, "alice", alice, name)
@@ -293,7 +259,7 @@ async def test_concurrent_refreshes_on_two_replicas_send_one_request_and_keep_th
 async def test_concurrent_refreshes_on_two_replicas_of_one_postgresql_store_send_one_request(tmp_path: Path) -> None:
     url = await require_postgres()
     schema = f"mcps_test_{uuid.uuid4().hex[:12]}"
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         await authorize(served, "alice", alice, name)
@@ -315,7 +281,7 @@ async def test_concurrent_refreshes_on_two_replicas_of_one_postgresql_store_send
 
 
 async def test_an_entry_whose_url_changed_never_gets_the_old_servers_token(tmp_path: Path) -> None:
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         await authorize(served, "alice", alice, name)
@@ -335,7 +301,7 @@ async def test_a_client_that_takes_url_elicitation_is_asked_to_open_the_authoriz
     async def never_asked(ctx: Any, params: Any) -> Any:  # registering it declares form and URL elicitation
         raise AssertionError("the gateway answers with URLElicitationRequired, it does not push a request")
 
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         for version in ("2025-11-25", "2026-07-28"):
