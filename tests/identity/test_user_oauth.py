@@ -32,6 +32,9 @@ from identity_helpers import (
     IdentityStation,
     call_tool,
     running_upstream,
+    serving,
+    station_socket,
+    user_oauth,
     user_oauth_world,
     whoami,
 )
@@ -40,6 +43,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import SecretStr
+from replica_helpers import within
 from store_helpers import require_postgres, run_admin
 
 from mcpstation.config.models import Role, StreamableHttpServerSpec
@@ -54,6 +58,9 @@ from idp import idp_missing  # isort: skip
 pytestmark = [pytest.mark.anyio, pytest.mark.node, pytest.mark.skipif(bool(idp_missing()), reason=idp_missing() or "")]
 
 WAIT_S = 60.0
+FOLLOW_WITHIN_S = (
+    20.0  # another replica followed a change (it reads the log every 0.25 s on SQLite), on a loaded machine
+)
 REFRESH = "refresh_token"
 
 
@@ -198,6 +205,36 @@ async def test_a_revoked_grant_asks_only_that_user_again(tmp_path: Path) -> None
         result = await served.station.call_tool(name, {}, caller=signed_in(served, "bob", bob))
         assert result.outcome is Outcome.OK, result.error
         assert json.loads(result.content[0].text)["sub"] == "bob"  # type: ignore[union-attr]
+
+
+async def test_a_revoke_closes_the_users_connection_on_another_replica_and_only_theirs(tmp_path: Path) -> None:
+    async with user_oauth_world(tmp_path) as (served, upstream):
+        name = whoami(served)
+        tokens = {sub: await served.token(sub, USERS) for sub in ("alice", "bob")}
+        for sub, token in tokens.items():
+            await authorize(served, sub, token, name)
+        entry = user_oauth(upstream, served.idp.issuer)
+        # a second replica on the same store, behind the same public URL (the tokens' audience)
+        async with station_socket() as (sock, _), serving(tmp_path, sock, served.url, served.idp, [entry]) as other:
+            assert other.station.follower is not None
+            for sub, token in tokens.items():  # each opens their own connection there
+                result = await other.station.call_tool(name, {}, caller=signed_in(other, sub, token))
+                assert result.outcome is Outcome.OK, result.error
+            alice, bob = ((served.idp.issuer, sub) for sub in ("alice", "bob"))
+            assert other.station.user_connections.open_for(alice) and other.station.user_connections.open_for(bob)
+
+            async with served.http(tokens["alice"]) as http:  # alice revokes on the first replica
+                assert (await http.delete("/api/me/authorizations/jira")).json()["revoked"] is True
+
+            async def closed_there() -> bool:
+                return not other.station.user_connections.open_for(alice)
+
+            await within(FOLLOW_WITHIN_S, "alice's connection on the other replica closed", closed_there)
+            result = await other.station.call_tool(name, {}, caller=signed_in(other, "alice", tokens["alice"]))
+            assert result.outcome is Outcome.REFUSED and "has not authorized it" in (result.error or ""), result
+            assert other.station.user_connections.open_for(bob)
+            result = await other.station.call_tool(name, {}, caller=signed_in(other, "bob", tokens["bob"]))
+            assert result.outcome is Outcome.OK and json.loads(result.content[0].text)["sub"] == "bob"  # type: ignore[union-attr]
 
 
 async def race_refreshes(
