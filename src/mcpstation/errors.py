@@ -41,6 +41,12 @@ class StationError(Exception):
 
     exit_code: int = 1
 
+    @property
+    def recorded(self) -> str:
+        """The message as the station's own records keep it (the audit, traces), which people other
+        than the caller read: the message itself, unless it carries what only the caller may see."""
+        return str(self)
+
 
 class UsageError(StationError):
     """The caller misused the API or the CLI."""
@@ -162,7 +168,13 @@ class IdentityProblem(enum.StrEnum):
 
 
 class UpstreamIdentityError(CallError):
-    """A server that sees each user cannot be reached as this caller; never retried with other credentials."""
+    """A server that sees each user cannot be reached as this caller; never retried with other credentials.
+
+    With `authorization_url` (NEEDS_AUTHORIZATION), the message tells the caller to open it. The URL
+    carries the sign-in's `state`: whoever opens it completes that caller's sign-in as themselves.
+    So it is the caller's alone, and `recorded` (what the audit keeps) says only that the server
+    needs their authorization.
+    """
 
     outcome = Outcome.REFUSED
 
@@ -175,9 +187,18 @@ class UpstreamIdentityError(CallError):
         server: str | None = None,
         authorization_url: str | None = None,
     ) -> None:
+        """`message` says what is refused and why, without the URL: it is appended to it here."""
         self.problem = problem
         self.authorization_url = authorization_url  # NEEDS_AUTHORIZATION: where the caller authorizes it
+        self._recorded = message
+        if authorization_url is not None:
+            message = f"{message} Open this URL to authorize it, then call again: {authorization_url}"
+            self._recorded += " The authorization URL was given to the caller only."
         super().__init__(message, tool=tool, server=server)
+
+    @property
+    def recorded(self) -> str:
+        return self._recorded
 
 
 class StoreError(StationError):

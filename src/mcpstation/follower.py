@@ -1,12 +1,12 @@
 """`ChangeFollower`: every change another process writes to the store reaches this station, once, in order.
 
-The store's change log numbers every durable change (servers, tokens, pin approvals) in commit
-order. The follower remembers the last number it applied and reads what came after: woken by
-PostgreSQL's `NOTIFY` (and, since a notification can be missed, at least every
-`LISTEN_FALLBACK_S` anyway), or every `POLL_INTERVAL_S` on SQLite. Changes this station wrote
-itself (its store's replica id) were applied when they were made and are only counted. Each
-change is applied through the part that owns it, from what the store holds now, so applying one
-again or late is harmless: the store is the truth.
+The store's change log numbers every durable change (servers, tokens, pin approvals, a user's
+revoked upstream grant) in commit order. The follower remembers the last number it applied and
+reads what came after: woken by PostgreSQL's `NOTIFY` (and, since a notification can be missed,
+at least every `LISTEN_FALLBACK_S` anyway), or every `POLL_INTERVAL_S` on SQLite. Changes this
+station wrote itself (its store's replica id) were applied when they were made and are only
+counted. Each change is applied through the part that owns it, from what the store holds now, so
+applying one again or late is harmless: the store is the truth.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
@@ -40,16 +40,31 @@ _SERVER_CHANGES = frozenset({
 })  # fmt: skip
 
 
+class RevokedGrants(Protocol):
+    """Closes each user's own connections to a server when their grant of it was revoked by another
+    station (`user_pool.UserConnections` implements it)."""
+
+    async def follow_revoked(self, server: str) -> None: ...
+
+
 class ChangeFollower:
     """Follows one store's change log for one station; `run` in the station's task group."""
 
     def __init__(
-        self, store: Store, dynamic: DynamicServers, *, catalog: LiveCatalog, pins: ToolPins | None = None
+        self,
+        store: Store,
+        dynamic: DynamicServers,
+        *,
+        catalog: LiveCatalog,
+        pins: ToolPins | None = None,
+        users: RevokedGrants | None = None,
     ) -> None:
+        """`users`: each user's own connections, closed when their grant is revoked elsewhere."""
         self.store = store
         self.dynamic = dynamic
         self.catalog = catalog
         self.pins = pins
+        self.users = users
         self.applied = 0  # the number of the last change applied (or recognised as this station's own)
         self.head = 0  # the newest change number seen in the log
         self._oldest_pending: datetime | None = None  # when the oldest change seen but not applied was made
@@ -163,4 +178,6 @@ class ChangeFollower:
             self.pins.reconsider(subject, change.tool)
             await self.catalog.verify_pins()
             self.catalog.mark_dirty()
+        elif change.kind is ChangeKind.USER_GRANT_REVOKED and self.users is not None:
+            await self.users.follow_revoked(subject)
         # Tokens need nothing here: every request checks its token against the store itself.

@@ -172,7 +172,7 @@ class Station:
             else None
         )
         self.follower = (
-            ChangeFollower(store, self.dynamic, catalog=self.live_catalog, pins=pins)
+            ChangeFollower(store, self.dynamic, catalog=self.live_catalog, pins=pins, users=self.user_connections)
             if store is not None and self.dynamic is not None
             else None
         )

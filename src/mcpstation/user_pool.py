@@ -179,7 +179,7 @@ class UserConnections:
                 ) from failed
             raise UpstreamIdentityError(
                 f"server {spec.name!r} acts as each user, and {user[1]!r} has not authorized it "
-                f"(or the authorization was revoked). Open this URL to authorize it, then call again: {url}",
+                "(or the authorization was revoked).",
                 IdentityProblem.NEEDS_AUTHORIZATION,
                 tool=request.target,
                 server=spec.name,
@@ -243,6 +243,21 @@ class UserConnections:
         connection = self._connections.get(key)
         if connection is not None:
             self._close(key, connection)
+
+    async def follow_revoked(self, server: str) -> None:
+        """A user's grant for `server` was revoked on another station on the store: close the
+        connection to it of each user whose grant is gone, and forget their tokens held here.
+
+        Raises:
+            StoreError: the store could not be read (the follower applies the change again).
+        """
+        users = [user for user, name in self._connections if name == server]
+        for user in await self.grants.forget_revoked(users, server):
+            if (user, server) in self._connections:
+                logger.info(
+                    "server %r: closing the connection of %r (authorization revoked elsewhere)", server, user[1]
+                )
+                self.close_user(user, server)
 
     # -- closing ------------------------------------------------------------------------------------
 

@@ -19,16 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from browser import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, UI_TIMEOUT_MS
 from fork_server import interpreter
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 START_TIMEOUT_S = 60.0
-UI_TIMEOUT_MS = 30_000  # bound on each wait for the page (a server start is part of some)
 PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 
 if not CHROMIUM.exists():

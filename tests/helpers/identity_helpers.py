@@ -20,7 +20,7 @@ import anyio
 import httpx2
 import jwt
 import mcp_types as types
-from idp import TestIdp
+from idp import STATION_CLIENT, TestIdp
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -318,3 +318,38 @@ async def running_upstream(idp: TestIdp, tmp_path: Path) -> AsyncIterator[Upstre
         if process.returncode is None:
             process.kill()
             await process.wait()
+
+
+# -- a server each user authorizes (user-oauth) ---------------------------------------------------------
+
+
+def user_oauth(upstream: Upstream, issuer: str) -> dict[str, Any]:
+    """A `jira` entry each user authorizes, as the provider's station client (which also lists the
+    catalog as the station, by client credentials)."""
+    return {
+        "name": "jira",
+        "transport": "streamable_http",
+        "url": upstream.url,
+        "auth": {
+            "upstream": "user-oauth",
+            "issuer": issuer,
+            "client_id": STATION_CLIENT[0],
+            "client_secret": STATION_CLIENT[1],
+        },
+    }
+
+
+@asynccontextmanager
+async def user_oauth_world(tmp_path: Path) -> AsyncIterator[tuple[IdentityStation, Upstream]]:
+    """A provider, an upstream verifying its audience, and a station serving it as `jira` (user-oauth)."""
+    async with station_socket() as (sock, public_url), running_provider(public_url) as idp:
+        async with running_upstream(idp, tmp_path) as upstream:
+            async with serving(tmp_path, sock, public_url, idp, [user_oauth(upstream, idp.issuer)]) as served:
+                yield served, upstream
+
+
+def whoami(served: IdentityStation) -> str:
+    """The public name of the upstream's `whoami` tool (its bearer token's claims), as listed."""
+    names = [tool.name for tool in served.station.tools if tool.server == "jira"]
+    assert names, "the shared connection listed no tools"
+    return next(name for name in names if name.endswith("whoami"))

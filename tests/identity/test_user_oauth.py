@@ -18,10 +18,9 @@ import json
 import logging
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 import anyio
 import httpx2
@@ -31,18 +30,20 @@ from identity_helpers import (
     USERS,
     VERSIONS,
     IdentityStation,
-    Upstream,
     call_tool,
-    running_provider,
     running_upstream,
     serving,
     station_socket,
+    user_oauth,
+    user_oauth_world,
+    whoami,
 )
 from idp import STATION_CLIENT, consent_as, revoke_grants, stats
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
 from pydantic import SecretStr
+from replica_helpers import within
 from store_helpers import require_postgres, run_admin
 
 from mcpstation.config.models import Role, StreamableHttpServerSpec
@@ -57,37 +58,10 @@ from idp import idp_missing  # isort: skip
 pytestmark = [pytest.mark.anyio, pytest.mark.node, pytest.mark.skipif(bool(idp_missing()), reason=idp_missing() or "")]
 
 WAIT_S = 60.0
+FOLLOW_WITHIN_S = (
+    20.0  # another replica followed a change (it reads the log every 0.25 s on SQLite), on a loaded machine
+)
 REFRESH = "refresh_token"
-
-
-def user_oauth(upstream: Upstream, issuer: str) -> dict[str, Any]:
-    """A `jira` entry each user authorizes, as the provider's station client (which also lists the
-    catalog as the station, by client credentials)."""
-    return {
-        "name": "jira",
-        "transport": "streamable_http",
-        "url": upstream.url,
-        "auth": {
-            "upstream": "user-oauth",
-            "issuer": issuer,
-            "client_id": STATION_CLIENT[0],
-            "client_secret": STATION_CLIENT[1],
-        },
-    }
-
-
-@asynccontextmanager
-async def world(tmp_path: Path) -> AsyncIterator[tuple[IdentityStation, Upstream]]:
-    async with station_socket() as (sock, public_url), running_provider(public_url) as idp:
-        async with running_upstream(idp, tmp_path) as upstream:
-            async with serving(tmp_path, sock, public_url, idp, [user_oauth(upstream, idp.issuer)]) as served:
-                yield served, upstream
-
-
-def whoami(served: IdentityStation) -> str:
-    names = [tool.name for tool in served.station.tools if tool.server == "jira"]
-    assert names, "the shared connection listed no tools"
-    return next(name for name in names if name.endswith("whoami"))
 
 
 def signed_in(served: IdentityStation, sub: str, token: str) -> Caller:
@@ -117,7 +91,7 @@ async def test_alice_and_bob_each_authorize_once_and_reach_the_upstream_as_thems
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    async with world(tmp_path) as (served, upstream):
+    async with user_oauth_world(tmp_path) as (served, upstream):
         name = whoami(served)
         tokens = {sub: await served.token(sub, USERS) for sub in ("alice", "bob")}
         for sub, token in tokens.items():
@@ -152,7 +126,7 @@ async def test_alice_and_bob_each_authorize_once_and_reach_the_upstream_as_thems
 
 
 async def test_a_user_lists_and_revokes_only_their_own_authorizations(tmp_path: Path) -> None:
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         bob = await served.token("bob", USERS)
@@ -184,8 +158,35 @@ async def test_a_user_lists_and_revokes_only_their_own_authorizations(tmp_path: 
             assert (await http.get("/api/me/authorizations")).json()["authorizations"] == []
 
 
+async def test_a_refusal_gives_the_url_to_the_caller_and_keeps_it_out_of_the_audit_record(tmp_path: Path) -> None:
+    async with user_oauth_world(tmp_path) as (served, _):
+        name = whoami(served)
+        alice = await served.token("alice", USERS)
+        async with served.http(alice) as http:  # the API answers the caller: message and structured URL
+            answer = (await http.post(f"/api/mcp/tools/{name}/call", json={})).json()
+        assert answer["outcome"] == "refused"
+        given = answer["structured"]["authorization_url"]
+        assert given in answer["error"] and "code_challenge_method=S256" in given
+        is_error, text = await call_tool(served.gateway, alice, VERSIONS[-1], name, {})  # and the gateway's
+        assert is_error and "Open this URL" in text
+        urls = {given, authorization_url_in(text)}
+        states = {parse_qs(urlsplit(url).query)["state"][0] for url in urls}
+        async with served.http(served.station_tokens["admin"]) as http:
+            calls = (await http.get("/api/mcp/audit", params={"server": "jira", "kind": "calls"})).json()["calls"]
+        refused = [c for c in calls if c["outcome"] == "refused" and c["subject"] == "alice"]
+        assert len(refused) == 2  # both answers left the process after their records were committed
+        for record in refused:
+            assert "'jira'" in record["error"] and "has not authorized it" in record["error"]
+            assert not any(secret in record["error"] for secret in [*urls, *states, "http"])
+        stored = database(tmp_path)
+        assert not any(state.encode() in stored for state in states)
+        # the sign-in the URL names is still alice's to complete
+        page = await consent_as(given, "alice")
+        assert page.status_code == 200, page.text
+
+
 async def test_a_revoked_grant_asks_only_that_user_again(tmp_path: Path) -> None:
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         bob = await served.token("bob", USERS)
@@ -204,6 +205,36 @@ async def test_a_revoked_grant_asks_only_that_user_again(tmp_path: Path) -> None
         result = await served.station.call_tool(name, {}, caller=signed_in(served, "bob", bob))
         assert result.outcome is Outcome.OK, result.error
         assert json.loads(result.content[0].text)["sub"] == "bob"  # type: ignore[union-attr]
+
+
+async def test_a_revoke_closes_the_users_connection_on_another_replica_and_only_theirs(tmp_path: Path) -> None:
+    async with user_oauth_world(tmp_path) as (served, upstream):
+        name = whoami(served)
+        tokens = {sub: await served.token(sub, USERS) for sub in ("alice", "bob")}
+        for sub, token in tokens.items():
+            await authorize(served, sub, token, name)
+        entry = user_oauth(upstream, served.idp.issuer)
+        # a second replica on the same store, behind the same public URL (the tokens' audience)
+        async with station_socket() as (sock, _), serving(tmp_path, sock, served.url, served.idp, [entry]) as other:
+            assert other.station.follower is not None
+            for sub, token in tokens.items():  # each opens their own connection there
+                result = await other.station.call_tool(name, {}, caller=signed_in(other, sub, token))
+                assert result.outcome is Outcome.OK, result.error
+            alice, bob = ((served.idp.issuer, sub) for sub in ("alice", "bob"))
+            assert other.station.user_connections.open_for(alice) and other.station.user_connections.open_for(bob)
+
+            async with served.http(tokens["alice"]) as http:  # alice revokes on the first replica
+                assert (await http.delete("/api/me/authorizations/jira")).json()["revoked"] is True
+
+            async def closed_there() -> bool:
+                return not other.station.user_connections.open_for(alice)
+
+            await within(FOLLOW_WITHIN_S, "alice's connection on the other replica closed", closed_there)
+            result = await other.station.call_tool(name, {}, caller=signed_in(other, "alice", tokens["alice"]))
+            assert result.outcome is Outcome.REFUSED and "has not authorized it" in (result.error or ""), result
+            assert other.station.user_connections.open_for(bob)
+            result = await other.station.call_tool(name, {}, caller=signed_in(other, "bob", tokens["bob"]))
+            assert result.outcome is Outcome.OK and json.loads(result.content[0].text)["sub"] == "bob"  # type: ignore[union-attr]
 
 
 async def race_refreshes(
@@ -237,7 +268,7 @@ async def race_refreshes(
 async def test_concurrent_refreshes_on_two_replicas_send_one_request_and_keep_the_rotated_token(
     tmp_path: Path,
 ) -> None:
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         await authorize(served, "alice", alice, name)
@@ -265,7 +296,7 @@ async def test_concurrent_refreshes_on_two_replicas_send_one_request_and_keep_th
 async def test_concurrent_refreshes_on_two_replicas_of_one_postgresql_store_send_one_request(tmp_path: Path) -> None:
     url = await require_postgres()
     schema = f"mcps_test_{uuid.uuid4().hex[:12]}"
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         await authorize(served, "alice", alice, name)
@@ -287,7 +318,7 @@ async def test_concurrent_refreshes_on_two_replicas_of_one_postgresql_store_send
 
 
 async def test_an_entry_whose_url_changed_never_gets_the_old_servers_token(tmp_path: Path) -> None:
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         await authorize(served, "alice", alice, name)
@@ -307,7 +338,7 @@ async def test_a_client_that_takes_url_elicitation_is_asked_to_open_the_authoriz
     async def never_asked(ctx: Any, params: Any) -> Any:  # registering it declares form and URL elicitation
         raise AssertionError("the gateway answers with URLElicitationRequired, it does not push a request")
 
-    async with world(tmp_path) as (served, _):
+    async with user_oauth_world(tmp_path) as (served, _):
         name = whoami(served)
         alice = await served.token("alice", USERS)
         for version in ("2025-11-25", "2026-07-28"):

@@ -41,7 +41,7 @@ async def test_open_migrates_to_head(store: Store) -> None:
     async with store.engine.connect() as connection:
         version = (await connection.execute(sa.text("SELECT version_num FROM alembic_version"))).scalar_one()
 
-    assert version == _head() == "0008_seams_store_down_outcome"
+    assert version == _head() == "0009_user_grant_revoked_change"
     assert await store.schema_revision() == version
 
 
@@ -111,7 +111,7 @@ async def test_a_database_of_the_first_release_is_upgraded_in_place(store_target
     await _database_at(store_target, "0001")
 
     async with await store_target.open() as store:
-        assert await store.schema_revision() == _head() == "0008_seams_store_down_outcome"
+        assert await store.schema_revision() == _head() == "0009_user_grant_revoked_change"
         kept = await store.get_dynamic_server("old", reveal_secrets=True)
         assert kept is not None and kept.spec.env["TOKEN"].get_secret_value() == "s3cret"
         expires_at = datetime.now(UTC) + timedelta(hours=1)

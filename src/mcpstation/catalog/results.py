@@ -26,7 +26,11 @@ ResourceContents = types.TextResourceContents | types.BlobResourceContents
 class Result:
     """What every request's result has, whatever its kind: the typed `outcome`, the `name` the caller
     asked for (a public name or a URI), the owning `server` when it resolved, `error` when it failed,
-    how long it took, and the server's own JSON-RPC error when one was the cause."""
+    how long it took, and the server's own JSON-RPC error when one was the cause.
+
+    `recorded_error` is the error as the station's own records keep it (the audit, traces), when
+    `error` carries what only the caller may see (a user's authorization URL); `error_on_record`
+    is what they keep."""
 
     outcome: Outcome
     name: str
@@ -34,12 +38,18 @@ class Result:
     error: str | None = field(default=None, kw_only=True)
     duration_s: float = field(default=0.0, kw_only=True)
     upstream_error: types.ErrorData | None = field(default=None, kw_only=True, repr=False, compare=False)
+    recorded_error: str | None = field(default=None, kw_only=True, repr=False, compare=False)
 
     NAME_KEY: ClassVar[str] = "name"  # what `to_dict` calls `name` (resources say `uri`)
 
     @property
     def ok(self) -> bool:
         return self.outcome is Outcome.OK
+
+    @property
+    def error_on_record(self) -> str | None:
+        """The error as the audit and traces keep it: `error`, less what only the caller may see."""
+        return self.error if self.recorded_error is None else self.recorded_error
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of `mcpstation ... --json` and the HTTP API: the common keys and the kind's own."""

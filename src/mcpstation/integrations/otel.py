@@ -272,7 +272,7 @@ def _status_description(outcome: Outcome | None, result: AnyResult | None) -> st
         return None
     if result.upstream_error is not None:
         return result.upstream_error.message
-    return result.error
+    return result.error_on_record
 
 
 def _server_attributes(spec: AnyServerSpec, protocol_version: str | None) -> Attributes:

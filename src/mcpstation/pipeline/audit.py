@@ -1,7 +1,8 @@
 """The audit layer: every request that reached a visible entry is recorded with its typed outcome.
 
 Each record names who asked (the caller, and for one who signed in its token's issuer, subject,
-client and id, never the token) and the upstream the request reached. An answer that leaves the
+client and id, never the token) and the upstream the request reached. Its error text is the
+result's `error_on_record`: never what only the caller may see (a user's authorization URL). An answer that leaves the
 process is audited before it leaves. When the caller is in another
 process (the HTTP API, the gateway, the CLI: `Face.answers_leave_process`), the layer waits until
 the batch holding the record is committed, so a station killed at any moment has a record of every
@@ -215,7 +216,7 @@ class AuditTrail:
                 self.record(request, Outcome.CANCELLED, anyio.current_time() - started, "the caller cancelled")
                 raise
             leaves = request.caller.face.answers_leave_process
-            number = self.record(request, result.outcome, result.duration_s, result.error, waited=leaves)
+            number = self.record(request, result.outcome, result.duration_s, result.error_on_record, waited=leaves)
             if number is not None and leaves:
                 await self.wait_written(number)
             return result

@@ -7,6 +7,8 @@ own `outcome`; nothing here, or above, reads an error's message to learn what ha
 
 A server that sees each user (`auth.upstream`) is reached over the caller's own connection, which
 `per_user` opens (or refuses, typed, when the caller cannot be seen); any other over its shared one.
+A refusal's result keeps the error's `recorded` message for the audit: a user-oauth refusal's
+authorization URL is the caller's alone.
 
 A request for a lazy server between runs starts it: the request waits for it within its own
 budget (its timeout, else the server's call timeout) and runs with what is left.
@@ -77,7 +79,8 @@ class Router:
                 url = exc.authorization_url if isinstance(exc, UpstreamIdentityError) else None
                 structured = {"success": False, "error": str(exc), AUTHORIZATION_URL: url} if url else None
                 duration_s = time.perf_counter() - started
-                return request.fail(exc.outcome, str(exc), duration_s=duration_s, structured=structured)
+                failed = request.fail(exc.outcome, str(exc), duration_s=duration_s, structured=structured)
+                return replace(failed, recorded_error=exc.recorded)  # the audit never keeps the caller's URL
             if own is not None:
                 if not own.is_ready:
                     reason = f"server {request.server!r} is not connected for this caller ({own.error or own.state})"

@@ -49,6 +49,7 @@ class ChangeKind(enum.StrEnum):
     TOKEN_CREATED = "token_created"
     TOKEN_REVOKED = "token_revoked"
     PIN_APPROVED = "pin_approved"
+    USER_GRANT_REVOKED = "user_grant_revoked"  # a user's own authorization of a user-oauth server (subject: the server)
 
 
 # The management actions that are durable changes, and the change each writes to the log.

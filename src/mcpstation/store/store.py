@@ -85,6 +85,7 @@ from mcpstation.store.records import (
     CallEntry,
     CallOutcome,
     CallRecord,
+    ChangeKind,
     ChangeRecord,
     DynamicServer,
     OAuthCredentials,
@@ -858,11 +859,19 @@ class Store:
             )
 
     async def delete_user_oauth(self, user: tuple[str, str], server: str) -> bool:
-        """Forget `user`'s credentials for `server`; whether there were any."""
+        """Forget `user`'s credentials for `server`; whether there were any. A deletion goes to the
+        change log in the same transaction (`USER_GRANT_REVOKED`, naming the server only), so other
+        stations on this store close that user's connection to it too."""
         async with self._transaction(
             write=True, doing=f"deleting a user's OAuth credentials for {server!r}"
         ) as session:
-            return await _user_oauth.delete(session, user, server)
+            deleted = await _user_oauth.delete(session, user, server)
+            if deleted:
+                await _changes.write_change(
+                    session, self._dialect, ChangeKind.USER_GRANT_REVOKED, subject=server, origin=self._replica_id,
+                    at=_now(),
+                )  # fmt: skip
+            return deleted
 
     # -- the seam --------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 
 (() => {
   const TOKEN_KEY = "mcpstation.token";
+  const STATION_TOKEN_PREFIX = "mcps_"; // the station's own tokens; any other is an identity provider's
   const $ = (id) => document.getElementById(id);
   const state = { servers: [], conflicts: [], tools: [], events: null, ready: false };
 
@@ -71,6 +72,7 @@
   function showLogin(message) {
     closeEvents();
     state.ready = false;
+    lastView = null; // the next sign-in's first view is a new visit
     for (const view of document.querySelectorAll(".view")) view.hidden = true;
     $("login").hidden = false;
     $("forget").hidden = !token();
@@ -108,6 +110,11 @@
   function openEvents() {
     closeEvents();
     const t = token();
+    if (t && !t.startsWith(STATION_TOKEN_PREFIX)) {
+      // The API refuses an identity provider's token in a URL (where it could be logged): no stream.
+      setLive("off", "No live updates with this token");
+      return;
+    }
     // EventSource cannot send headers: the API accepts ?token= on this one route only.
     const url = "/api/events" + (t ? "?token=" + encodeURIComponent(t) : "");
     const events = new EventSource(url);
@@ -156,11 +163,11 @@
     route();
   }
 
-  // -- routing: #/servers, #/tools, #/tools/NAME, #/audit ---------------------------------------------
+  // -- routing: #/servers, #/tools, #/tools/NAME, #/audit, #/connections -------------------------------
 
   function currentRoute() {
     const parts = location.hash.replace(/^#\/?/, "").split("/");
-    const view = ["servers", "tools", "audit"].includes(parts[0]) ? parts[0] : "servers";
+    const view = ["servers", "tools", "audit", "connections"].includes(parts[0]) ? parts[0] : "servers";
     return { view, arg: parts[1] ? decodeURIComponent(parts.slice(1).join("/")) : null };
   }
 
@@ -178,6 +185,10 @@
     if (view === "servers") renderServers();
     if (view === "tools") loadTools(arg);
     if (view === "audit") loadAudit();
+    if (view === "connections") {
+      if (lastView !== view) say("connections-message", "", true); // what it said was about another visit
+      loadConnections();
+    }
     if (lastView !== view) $(view + "-title").focus();
     lastView = view;
   }
@@ -557,6 +568,103 @@
   $("audit-form").addEventListener("submit", (event) => {
     event.preventDefault();
     loadAudit();
+  });
+
+  // -- my connections: the caller's own authorizations of servers that act as each user ----------------
+
+  const connectionsPath = (name) => "/api/me/authorizations" + (name === undefined ? "" : "/" + encodeURIComponent(name));
+
+  async function loadConnections() {
+    let data;
+    try {
+      data = await api("GET", connectionsPath());
+    } catch (error) {
+      $("connections").hidden = true;
+      $("connections-body").replaceChildren();
+      // 403: a station token or a local caller has no authorizations of its own; the API says why.
+      if (error.status === 403) {
+        $("connections-message").textContent = error.message;
+        $("connections-message").className = "message";
+      } else {
+        say("connections-message", error.message, false);
+      }
+      return;
+    }
+    $("connections").hidden = false;
+    const listed = data.authorizations;
+    $("connections-table").hidden = !listed.length;
+    $("connections-none").hidden = listed.length > 0;
+    $("connections-body").replaceChildren(
+      ...listed.map((a) =>
+        h("tr", { "data-connection": a.server },
+          h("th", { scope: "row", "data-label": "Server", text: a.server }),
+          h("td", { "data-label": "Upstream" }, h("code", { class: "target", text: a.server_url })),
+          h("td", { "data-label": "Status" },
+            h("span", { class: a.connected ? "badge ok" : "badge bad", text: a.connected ? "Connected" : "Not connected" })),
+          h("td", { "data-label": "Token expires", text: a.expires_at ? fmtTime(a.expires_at) : "—" }),
+          h("td", { "data-label": "Actions" }, h("div", { class: "actions" },
+            a.connected ? null : connectionButton("Connect", a.server, "primary"),
+            connectionButton("Revoke", a.server, "danger"))))),
+    );
+  }
+
+  function connectionButton(label, name, extra) {
+    return h("button", {
+      type: "button",
+      class: "small " + extra,
+      "aria-label": label + " " + name,
+      onclick: () => (label === "Revoke" ? revokeConnection(name) : connect(name)),
+      text: label,
+    });
+  }
+
+  async function connect(name) {
+    // Opened now, while the click still counts as the person's: a tab opened after the answer is
+    // often blocked. It must not reach back into this page (it will show another origin).
+    const tab = window.open("", "_blank");
+    if (tab) tab.opener = null;
+    say("connections-message", "Starting the sign-in for " + name + "…", true);
+    let started;
+    try {
+      started = await api("POST", connectionsPath(name));
+    } catch (error) {
+      if (tab) tab.close();
+      say("connections-message", error.message, false);
+      return;
+    }
+    const message = $("connections-message");
+    message.className = "message ok";
+    if (tab) {
+      tab.location.href = started.authorization_url;
+      message.replaceChildren("Sign in to authorize " + name + " in the new tab; this list updates when you come back.");
+    } else {
+      message.replaceChildren("Your browser blocked the new tab. ",
+        h("a", { href: started.authorization_url, target: "_blank", rel: "noopener noreferrer", text: "Authorize " + name }),
+        ", then come back here.");
+    }
+  }
+
+  async function revokeConnection(name) {
+    if (!confirm("Revoke your authorization of " + name + "? The station forgets it, and you authorize it again to use it.")) return;
+    say("connections-message", "Revoking " + name + "…", true);
+    try {
+      const revoked = await api("DELETE", connectionsPath(name));
+      say("connections-message", revoked.revoked ? "Revoked " + name + "." : "You had no authorization of " + name + ".", true);
+    } catch (error) {
+      say("connections-message", error.message, false);
+    }
+    loadConnections();
+  }
+
+  $("connect-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const name = $("connect-server").value.trim();
+    if (name) connect(name);
+  });
+  $("connections-refresh").addEventListener("click", loadConnections);
+  // Back from the sign-in's tab: show what it changed.
+  window.addEventListener("focus", () => {
+    if (state.ready && currentRoute().view === "connections") loadConnections();
   });
 
   start();

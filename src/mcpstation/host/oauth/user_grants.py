@@ -22,7 +22,7 @@ import json
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
@@ -289,6 +289,23 @@ class UserGrants:
         await self._revoke_upstream(spec, record)
         self._held.pop((user, spec.name), None)
         return await self._store.delete_user_oauth(user, spec.name) if self._store is not None else False
+
+    async def forget_revoked(self, users: Iterable[User], server: str) -> list[User]:
+        """Of `users`, those whose grant for `server` is gone from the store (revoked by another
+        station on it), with their tokens held here forgotten. A user who authorized again since
+        keeps theirs: the store is the truth.
+
+        Raises:
+            StoreError: the store could not be read.
+        """
+        if self._store is None:
+            return []
+        gone = []
+        for user in {*users, *(who for who, name in self._held if name == server)}:
+            if await self._store.get_user_oauth(user, server) is None:
+                self._held.pop((user, server), None)
+                gone.append(user)
+        return gone
 
     async def forget_record(self, user: User, server: str) -> bool:
         """Forget the user's record for `server` without asking anyone (the server is no longer
