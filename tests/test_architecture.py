@@ -20,7 +20,7 @@ _BASE = LEAVES | {"config"}
 _PARTS = _BASE | {"catalog", "catalog_cache", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
 _STATION = _PARTS | {
     "roster", "pool", "user_pool", "live_catalog", "status", "dynamic", "follower", "management", "station",
-    "codemode",
+    "codemode", "confirmations",
 }  # fmt: skip
 
 # What each layer may import from mcpstation (besides itself), bottom to top.
@@ -37,6 +37,7 @@ ALLOWED: dict[str, set[str]] = {
     "servers": _BASE | {"policy"},
     "events": _BASE,
     "pinning": _BASE | {"catalog", "connection", "policy", "store"},
+    "confirmations": _BASE | {"events", "pipeline"},
     "catalog_cache": _BASE | {"connection", "store"},
     "pipeline": _BASE | {"catalog", "connection", "policy", "store"},
     "identity": _BASE | {"policy", "pipeline"},

@@ -16,18 +16,21 @@ from typing import Any, Literal
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-EventKind = Literal["state", "catalog", "server", "log", "resource"]
+EventKind = Literal["state", "catalog", "server", "log", "resource", "confirmation"]
 SUBSCRIBER_BUFFER = 256  # events a slow subscriber may fall behind by before it loses some
 
 
 @dataclass(frozen=True, slots=True)
 class StationEvent:
-    """One thing that happened: a server's state, the catalog, a managed server, a log line."""
+    """One thing that happened: a server's state, the catalog, a managed server, a log line, a
+    question waiting for a person's answer (`confirmations.py`)."""
 
     kind: EventKind
     server: str | None = None
     data: dict[str, Any] = field(default_factory=dict)
     at: float = field(default_factory=time.time)
+    # Whom besides admins a face may show it to, by `Caller.key`; None: everyone who may watch.
+    audience: tuple[str, str] | None = field(default=None, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "server": self.server, "at": self.at, **self.data}

@@ -44,6 +44,7 @@ from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.catalog_cache import CatalogCache
 from mcpstation.codemode import CodeRunner, CodeToolBuilder, SandboxWorkers
 from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
+from mcpstation.confirmations import ANSWER_ACTION, PendingQuestion, PendingQuestions
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.connection.snapshot import SessionInfo
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
@@ -186,6 +187,7 @@ class Station:
         self._sandboxes = SandboxWorkers(lambda: self.config.code_mode.workers)
         self._code_runner = CodeRunner(lambda: self.requests, lambda: self.config.code_mode, self._sandboxes)
         self._confirm = ConfirmTier(lambda: self.config.policy)
+        self.confirmations = PendingQuestions(self.events)  # confirm-tier questions the HTTP API waits on
         self.uri_owners = UriOwners(lambda: self.catalog, self._offering)
         self.prompt_owners = PromptOwners(lambda: self.catalog, self._offering, self.live_catalog.name_prefixes)
         self.events.add_listener(self._learn_owner)
@@ -720,6 +722,20 @@ class Station:
         if revoked and self.store is not None:
             await self.store.record_action("revoke-authorization", actor=caller.actor, server=server)
         return revoked
+
+    # -- confirm-tier questions waiting for an answer over the HTTP API (`confirmations.py`) ----------
+
+    async def answer_confirmation(self, caller: Caller, question_id: str, *, approve: bool) -> PendingQuestion | None:
+        """Answer a question waiting in `confirmations` that `caller` may answer (theirs, or any for an
+        admin), audited first as an action; None when there is no such question for this caller."""
+        pending = self.confirmations.find(caller, question_id)
+        if pending is None:
+            return None
+        if self.store is not None:
+            question = pending.question
+            detail = {"tool": question.name, "caller": question.caller.actor, "approved": approve}
+            await self.store.record_action(ANSWER_ACTION, actor=caller.actor, server=question.server, detail=detail)
+        return self.confirmations.answer(caller, question_id, approve=approve)
 
     async def complete_authorization(
         self, state: str, code: str | None, iss: str | None, error: str | None

@@ -1,6 +1,8 @@
 """`mcpstation call` of a confirm-tier tool (`[policy] confirm_tools`): on a terminal the person is
-asked y/N and the call runs or is refused by the answer; with no terminal it is refused, saying how
-to allow it. The real CLI in its own process on a pseudo-terminal, a real stdio server behind it."""
+asked y/N and the call runs or is refused by the answer, whether the command starts a station of
+its own or goes through the running one (`mcpstation up`, its control socket); with no terminal it
+is refused, saying how to allow it. The real CLI in its own process on a pseudo-terminal, a real
+stdio server behind it."""
 
 from __future__ import annotations
 
@@ -15,12 +17,16 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 PY = sys.executable
 TIMEOUT_S = 180.0  # one command on a loaded 2-core machine
 COUNTED = Path(__file__).with_name("counted_server.py")
 QUESTION = "Allow it? [y/N]: "
+SERVING = b"serving the console at http://127.0.0.1:"  # what `up` logs once it serves, control socket included
+THROUGH_THE_STATION = "talking to the station running for"  # what `call -v` logs when a station runs
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
 
 
@@ -42,6 +48,32 @@ class Project:
 
     def argv(self, *args: str) -> list[str]:
         return [PY, "-m", "mcpstation", "--config", str(self.config), *args]
+
+    def starts(self) -> int:
+        return (self.root / "a.starts").read_text().split().count("started")
+
+    @contextmanager
+    def running_station(self) -> Iterator[None]:
+        """`mcpstation up` on this project's data directory, serving until the block ends (then SIGTERM)."""
+        process = subprocess.Popen(
+            self.argv("up", "--port", "0"), cwd=self.root, env=self.env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        assert process.stderr is not None
+        said, deadline = b"", time.monotonic() + TIMEOUT_S
+        try:
+            while SERVING not in said:
+                left = deadline - time.monotonic()
+                assert left > 0, f"`up` did not serve in {TIMEOUT_S} s; it said: {said.decode(errors='replace')}"
+                readable, _, _ = select.select([process.stderr], [], [], left)
+                chunk = os.read(process.stderr.fileno(), 4096) if readable else b""
+                assert chunk or not readable, f"`up` exited: {said.decode(errors='replace')}"
+                said += chunk
+            yield
+        finally:
+            process.terminate()
+            _, rest = process.communicate(timeout=TIMEOUT_S)
+        assert process.returncode == 0, (said + rest).decode(errors="replace")
 
     def calls(self) -> list[str]:
         path = self.root / "a.starts.calls"
@@ -124,7 +156,33 @@ def test_without_a_terminal_the_call_is_refused_saying_how_to_allow_it(tmp_path:
     result = json.loads(done.stdout)
     assert (result["outcome"], result["structured"]["confirmation"]) == ("refused", "unaskable")
     assert "needs a person's confirmation before each call, and this caller cannot be asked" in result["error"]
-    assert "Fix: run `mcpstation --one-shot call ...` on a terminal, which asks there (y/N)" in result["error"]
+    assert "Fix: run `mcpstation call ...` on a terminal, which asks there (y/N)" in result["error"]
     assert "remove it from [policy] confirm_tools" in result["error"]
     assert QUESTION not in done.stderr
     assert project.calls() == []
+
+
+def test_through_the_running_station_a_yes_on_the_terminal_runs_the_call(tmp_path: Path):
+    project = Project(tmp_path)
+    with project.running_station():
+        code, wrote = project.on_terminal("y", "-v", "call", "mcp_a_add")
+    assert code == 0, wrote
+    assert THROUGH_THE_STATION in wrote and "Run 'mcp_a_add' (server 'a') for cli with {}?" in wrote
+    assert wrote.rstrip().endswith("ran add")
+    assert project.calls() == ["add"] and project.starts() == 1  # the running station's server ran it
+
+
+def test_through_the_running_station_a_no_on_the_terminal_refuses_the_call(tmp_path: Path):
+    project = Project(tmp_path)
+    with project.running_station():
+        code, wrote = project.on_terminal("n", "-v", "call", "mcp_a_add")
+        assert code == 4, wrote
+        assert THROUGH_THE_STATION in wrote and QUESTION in wrote
+        assert "needs a person's confirmation, and the call was declined" in wrote and "ran add" not in wrote
+        done = subprocess.run(
+            project.argv("call", "mcp_a_add", "--json"),
+            cwd=tmp_path, env=project.env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=TIMEOUT_S,
+        )  # fmt: skip
+    assert done.returncode == 4, done.stderr  # no terminal: the running station refuses it as before, unasked
+    assert json.loads(done.stdout)["structured"]["confirmation"] == "unaskable"
+    assert project.calls() == [] and project.starts() == 1

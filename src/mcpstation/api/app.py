@@ -11,14 +11,16 @@ from __future__ import annotations
 import html
 import json
 import logging
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
+import anyio
 from pydantic import BaseModel, ValidationError
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -44,7 +46,7 @@ from mcpstation.api.metrics import MetricsLayer, exposition
 from mcpstation.api.middleware import RoleGate, middleware_stack
 from mcpstation.api.openapi import Operation, Param, openapi_document
 from mcpstation.api.redaction import Redactor, secret_values
-from mcpstation.catalog import CatalogTool
+from mcpstation.catalog import CatalogTool, ToolResult
 from mcpstation.catalog.search import DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT
 from mcpstation.catalog.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from mcpstation.config.models import Role
@@ -54,7 +56,7 @@ from mcpstation.host.oauth.exchange import UpstreamTokenError
 from mcpstation.host.oauth.user_sign_in import CALLBACK_PATH, UnknownSignIn
 from mcpstation.identity import ResourceServer
 from mcpstation.outcomes import Outcome
-from mcpstation.pipeline import Caller
+from mcpstation.pipeline import Ask, Caller
 from mcpstation.station import Station
 
 logger = logging.getLogger(__name__)
@@ -66,6 +68,9 @@ AUDIT_DEFAULT_LIMIT = 100
 AUDIT_MAX_LIMIT = 1000
 AUDIT_KINDS = ("all", "calls", "actions")
 ANSWER_RESULT = "result"  # `?answer=result`: the typed result body whatever the outcome, not-found included
+CONFIRM_WAIT = "wait"  # `?confirm=wait`: a confirm-tier call waits for an answer at /api/mcp/confirmations
+CONFIRM_TAG = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # `?confirm_tag=`: the client's label for its questions
+CLIENT_CLOSED = 499  # the status of a request whose client left first (as nginx logs it); nobody reads it
 STATIC_DIR = Path(__file__).parent / "static"
 
 
@@ -220,14 +225,63 @@ class _Api:
             )
         )
 
-    async def call_tool(self, request: Request, body: m.CallToolRequest) -> Reply:
+    async def call_tool(self, request: Request, body: m.CallToolRequest) -> Reply | Response:
         timeout_s = _float_query(request, "timeout_s")
-        result = await self.station.requests.call_tool(
-            request.path_params["name"], body.root, caller=caller_of(request), timeout_s=timeout_s
-        )
+        ask = self._confirm_ask(request)
+
+        async def call() -> ToolResult:
+            return await self.station.requests.call_tool(
+                request.path_params["name"], body.root, caller=caller_of(request), timeout_s=timeout_s, ask=ask
+            )
+
+        if ask is None:
+            result = await call()
+        else:
+            # The call may wait long for a person: a client that gives up withdraws its question.
+            answered = await _unless_client_leaves(request, call)
+            if answered is None:
+                return Response(status_code=CLIENT_CLOSED)
+            result = answered
         if result.outcome is Outcome.NOT_FOUND and request.query_params.get("answer") != ANSWER_RESULT:
             raise ApiError(404, "ToolNotFound", result.error or "not found", tool=result.name)
         return Reply(m.ToolResultBody.model_validate(result.to_dict()), status_for(result.outcome))
+
+    def _confirm_ask(self, request: Request) -> Ask | None:
+        """How a call opting in with `?confirm=wait` is asked (`station.confirmations`); None without it,
+        so the confirm tier refuses it as unaskable at once and nobody is kept waiting."""
+        mode = request.query_params.get("confirm") or None
+        tag = request.query_params.get("confirm_tag") or None
+        if mode is None:
+            if tag is not None:
+                raise ApiError(400, "BadRequest", f"confirm_tag labels a waiting call: add confirm={CONFIRM_WAIT}")
+            return None
+        if mode != CONFIRM_WAIT:
+            raise ApiError(400, "BadRequest", f"confirm must be {CONFIRM_WAIT!r}, not {mode!r}")
+        if tag is not None and not CONFIRM_TAG.fullmatch(tag):
+            raise ApiError(400, "BadRequest", "confirm_tag must be 1-64 letters, digits, '_', '.' or '-'")
+        return self.station.confirmations.asker(tag)
+
+    async def list_confirmations(self, request: Request, _: None) -> Reply:
+        tag = request.query_params.get("tag") or None
+        waiting = self.station.confirmations.visible_to(caller_of(request))
+        return Reply(
+            m.ConfirmationList(
+                confirmations=[m.ConfirmationInfo(**q.to_dict()) for q in waiting if tag is None or q.tag == tag]
+            )
+        )
+
+    async def answer_confirmation(self, request: Request, body: m.ConfirmationAnswer) -> Reply:
+        question_id = str(request.path_params["id"])
+        answered = await self.station.answer_confirmation(caller_of(request), question_id, approve=body.approve)
+        if answered is None:  # not theirs reads the same as none: the id's existence is not confirmed
+            raise not_found(f"no call waits for your answer as {question_id!r} (answered, timed out, or not asked)")
+        name = answered.question.name
+        verdict = "runs" if body.approve else "is refused"
+        return Reply(
+            m.ConfirmationAnswered(
+                id=answered.id, name=name, approved=body.approve, message=f"the call of {name!r} {verdict}"
+            )
+        )
 
     async def list_prompts(self, request: Request, _: None) -> Reply:
         prompts = self.station.prompts_for(caller_of(request))
@@ -485,9 +539,49 @@ class _Api:
                             "not_found) instead of the error body.",
                             {"type": "string", "enum": [ANSWER_RESULT]},
                         ),
+                        Param(
+                            "confirm",
+                            "query",
+                            "`wait`: a tool in `[policy] confirm_tools` waits (up to `confirm_timeout_s`) for the "
+                            "caller or an admin to answer it at `/api/mcp/confirmations`; without it, such a call is "
+                            "refused at once (`confirmation: unaskable`). Leaving cancels the call.",
+                            {"type": "string", "enum": [CONFIRM_WAIT]},
+                        ),
+                        Param(
+                            "confirm_tag",
+                            "query",
+                            "With `confirm=wait`: a label of the client's choosing, shown with the question, so "
+                            "the client can find its own.",
+                            {"type": "string", "pattern": CONFIRM_TAG.pattern},
+                        ),
                     ),
                 ),
                 self.call_tool,
+            ),
+            _Route(
+                Operation(
+                    "GET",
+                    "/api/mcp/confirmations",
+                    "Calls waiting for a person's answer (`confirm=wait`): the caller's own, or every one for an "
+                    "admin. Also announced as `confirmation` events.",
+                    "user",
+                    response=m.ConfirmationList,
+                    params=(Param("tag", "query", "Only the calls made with this `confirm_tag`."),),
+                ),
+                self.list_confirmations,
+            ),
+            _Route(
+                Operation(
+                    "POST",
+                    "/api/mcp/confirmations/{id}",
+                    "Answer a waiting call: `approve` true runs it, false refuses it. Only the caller who made it "
+                    "or an admin may; to anyone else it is 404. Audited as an action.",
+                    "user",
+                    body=m.ConfirmationAnswer,
+                    response=m.ConfirmationAnswered,
+                    params=(Param("id", "path", "The question's id (from the list or its event)."),),
+                ),
+                self.answer_confirmation,
             ),
             _Route(
                 Operation("GET", "/api/mcp/prompts", "The catalog's prompts.", "user", response=m.PromptList),
@@ -613,6 +707,26 @@ class _Api:
             ),
             _Route(Operation("GET", "/openapi.json", "This document.", "user", tag="station"), self.openapi),
         ]
+
+
+_T = TypeVar("_T")
+
+
+async def _unless_client_leaves(request: Request, work: Callable[[], Awaitable[_T]]) -> _T | None:
+    """`work()`'s answer, or None when the client closed its connection first (`work` is cancelled)."""
+    answers: list[_T] = []
+    async with anyio.create_task_group() as group:
+
+        async def watch() -> None:
+            # The body is read: the server says nothing more until the client disconnects.
+            while (await request.receive())["type"] != "http.disconnect":
+                pass
+            group.cancel_scope.cancel()
+
+        group.start_soon(watch)
+        answers.append(await work())
+        group.cancel_scope.cancel()
+    return answers[0] if answers else None
 
 
 def _change(data: dict[str, Any], *, secrets: tuple[str, ...] = ()) -> Reply:

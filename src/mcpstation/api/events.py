@@ -3,7 +3,8 @@
 Each event is `event: <kind>` and `data: <StationEvent.to_dict() as JSON>`. The first is a
 `snapshot` of every server, so a client needs no separate first fetch; a comment line every
 `HEARTBEAT_S` keeps proxies from closing an idle stream. `log` events (servers' stderr and log
-lines) go to admins only. Streams end when the server shuts down (`EventStreams.close`).
+lines) go to admins only; an event with an audience (a `confirmation`) to admins and that caller.
+Streams end when the server shuts down (`EventStreams.close`).
 """
 
 from __future__ import annotations
@@ -67,4 +68,6 @@ class EventStreams:
                     continue
                 if event.kind in ADMIN_ONLY_KINDS and not admin:
                     continue
+                if event.audience is not None and not admin and event.audience != caller.key:
+                    continue  # another caller's (a question waiting for their answer)
                 yield self.redactor.scrub(format_event(event.kind, event.to_dict()))

@@ -217,6 +217,42 @@ class ToolResultBody(_Body):
     error: str | None
 
 
+class ConfirmationInfo(_Body):
+    """A call of a confirm-tier tool waiting for a person's answer (`PendingQuestion.to_dict()`)."""
+
+    id: str = Field(description="Answer it at `POST /api/mcp/confirmations/{id}`.")
+    name: str = Field(description="The tool's public name, as called.")
+    server: str
+    tool: str = Field(description="The tool's own name on its server.")
+    caller: str = Field(description="Who made the call (`api:ci-bot`, `cli`).")
+    text: str = Field(description="The question, with the call's arguments (shortened).")
+    via: Literal["code"] | None = Field(description="`code`: the call of a code-mode script.")
+    run_id: str | None = Field(description="The code-mode run that made the call.")
+    tag: str | None = Field(description="The label the call was made with (`confirm_tag`).")
+    asked_at: float = Field(description="When it was asked (epoch seconds).")
+
+
+class ConfirmationList(_Body):
+    """The calls waiting for the caller's answer: their own, or every one for an admin."""
+
+    confirmations: list[ConfirmationInfo]
+
+
+class ConfirmationAnswer(_Body):
+    """A person's answer to a waiting call."""
+
+    approve: bool = Field(description="true runs the call; false refuses it (`confirmation: denied`).")
+
+
+class ConfirmationAnswered(_Body):
+    """An answer taken: the waiting call runs or is refused, and its own answer says how it went."""
+
+    id: str
+    name: str
+    approved: bool
+    message: str
+
+
 class PromptInfo(_Body):
     name: str
     server: str
@@ -312,12 +348,14 @@ class EventBody(_Body):
 
     `state`: a server's connection state changed · `catalog`: which lists changed · `server`: a
     management action (a `ServerChange`) · `log`: a server's log or stderr line (admins only) ·
+    `confirmation`: a call waiting for a person's answer, by `state` (asked, approved, denied,
+    withdrawn) with the `ConfirmationInfo` fields (admins and the caller who made the call only) ·
     `snapshot` (first, on connect): every server, as `GET /api/mcp/servers`.
     """
 
     model_config = ConfigDict(extra="allow")
 
-    kind: Literal["state", "catalog", "server", "log", "snapshot"]
+    kind: Literal["state", "catalog", "server", "log", "confirmation", "snapshot"]
     server: str | None
     at: float
 
@@ -344,6 +382,10 @@ MODELS: tuple[type[BaseModel], ...] = (
     SurfaceInfo,
     CallToolRequest,
     ToolResultBody,
+    ConfirmationInfo,
+    ConfirmationList,
+    ConfirmationAnswer,
+    ConfirmationAnswered,
     PromptInfo,
     PromptList,
     GetPromptRequest,

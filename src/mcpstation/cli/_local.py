@@ -20,6 +20,7 @@ from mcpstation.cli._view import (
     CALL_FIELDS,
     AuditQuery,
     CacheAge,
+    Confirm,
     Needs,
     ProgressFn,
     Refusal,
@@ -31,7 +32,7 @@ from mcpstation.errors import UsageError
 if TYPE_CHECKING:
     from mcpstation.catalog import Catalog
     from mcpstation.dynamic import ServerChange
-    from mcpstation.pipeline import Ask, Caller
+    from mcpstation.pipeline import Ask, Caller, Question
     from mcpstation.station import Station
     from mcpstation.store import ActionRecord, CallRecord, Store
 
@@ -108,8 +109,22 @@ class LocalView:
         await self._start(self._dormant())
 
     async def call_tool(
-        self, name: str, arguments: Shape, *, timeout_s: float | None, progress: ProgressFn | None, ask: Ask | None
+        self,
+        name: str,
+        arguments: Shape,
+        *,
+        timeout_s: float | None,
+        progress: ProgressFn | None,
+        confirm: Confirm | None,
     ) -> Shape:
+        ask: Ask | None = None
+        if confirm is not None:
+            person = confirm
+
+            async def ask_person(question: Question) -> bool:
+                return await person(question.text())
+
+            ask = ask_person
         requests = self.station.requests
         await self._find(f"tool {name!r}", lambda catalog: requests.tool_owner(name, arguments) is not None, name)
         result = await self.station.requests.call_tool(

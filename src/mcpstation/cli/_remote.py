@@ -1,28 +1,23 @@
 """The running station, over its control socket: `RemoteView`, the CLI's verbs as HTTP API requests.
 
-A command sends one or two requests and exits, so the client is the standard library's
-`http.client` on a Unix socket, one connection per request: no event loop, no TLS set-up, and
-nothing of httpx2/httpcore2/anyio to import (they cost a CLI command about 100 ms of its 300 ms
-budget; bench/cli_latency.py). Answers are the API's JSON bodies, which are the library's
-`to_dict()` shapes, as `StationView` promises (`cli/_view.py`).
+Each verb is one or two requests on `RemoteStation` (`cli/_control_client.py`), which blocks on the
+local socket without an event loop; answers are the API's JSON bodies, which are the library's
+`to_dict()` shapes, as `StationView` promises (`cli/_view.py`). A call the person at the terminal
+may be asked about goes through `cli/_remote_confirm.py`, loaded only then.
 """
 
 from __future__ import annotations
 
-import http.client
-import json
-import socket
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import quote, urlencode
+from typing import Any
 
+from mcpstation.cli._control_client import RemoteStation, Reply, path_segment
 from mcpstation.cli._exits import exit_code_of_answer
 from mcpstation.cli._view import (
     ACTION_FIELDS,
     CALL_FIELDS,
     AuditQuery,
     CacheAge,
+    Confirm,
     ProgressFn,
     Refusal,
     ServerVerb,
@@ -30,14 +25,6 @@ from mcpstation.cli._view import (
 )
 from mcpstation.errors import StationError, UsageError
 from mcpstation.outcomes import Outcome
-
-if TYPE_CHECKING:
-    from mcpstation.pipeline import Ask
-
-CONTROL_HOST = "mcpstation.control"  # the socket is the address; the Host header is a label only
-CONNECT_TIMEOUT_S = 5.0  # connecting to a local socket is immediate; longer means the station is wedged
-REPLY_TIMEOUT_S = 900.0  # the station bounds each request itself (start-up, call_timeout_s); this ends a hung wait
-ACTOR_HEADER = "X-Mcpstation-Actor"  # see `mcpstation.api.auth.CONTROL_ACTOR_HEADER`
 
 # The error body's `type` of a request that produced no answer, back to its outcome: the inverse
 # of `mcpstation.api.errors.OUTCOME_TYPE` (tests/cli/test_control.py checks it stays so).
@@ -55,118 +42,6 @@ OUTCOME_OF_TYPE: dict[str, Outcome] = {
     "Cancelled": Outcome.CANCELLED,
     "StoreUnavailable": Outcome.STORE_DOWN,
 }
-
-
-class StationGone(Exception):
-    """The station stopped listening before the request was sent: nothing happened there."""
-
-
-class RemoteFailure(StationError):
-    """The running station took the request but no answer came back (it stopped, or hangs)."""
-
-    exit_code = 3
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """One answer: its status and JSON body."""
-
-    status: int
-    body: Any
-
-    @property
-    def is_error(self) -> bool:
-        """An error body (`{type, message, server, tool}`) rather than the route's answer."""
-        return self.status >= 400 and isinstance(self.body, dict) and {"type", "message"} <= self.body.keys()
-
-    @property
-    def error_type(self) -> str:
-        return str(self.body.get("type", "")) if isinstance(self.body, dict) else ""
-
-    @property
-    def message(self) -> str:
-        return str(self.body.get("message", "")) if isinstance(self.body, dict) else str(self.body)
-
-
-def path_segment(value: str) -> str:
-    """`value` quoted as one URL path segment."""
-    return quote(value, safe="")
-
-
-class RemoteStation:
-    """HTTP/1.1 to the station's control socket at `path`."""
-
-    def __init__(self, path: Path, *, actor: str | None = None) -> None:
-        self.path = path
-        self._headers = {"Host": CONTROL_HOST, "Accept": "application/json"}
-        if actor is not None:
-            self._headers[ACTOR_HEADER] = actor
-
-    def get(self, path: str, params: dict[str, str] | None = None) -> Reply:
-        return self.request("GET", path, params=params)
-
-    def post(self, path: str, body: Any = None, params: dict[str, str] | None = None) -> Reply:
-        return self.request("POST", path, body=body, params=params)
-
-    def delete(self, path: str) -> Reply:
-        return self.request("DELETE", path)
-
-    def request(self, method: str, path: str, *, body: Any = None, params: dict[str, str] | None = None) -> Reply:
-        """Send one request on a connection of its own and read its JSON answer.
-
-        Raises:
-            StationGone: nothing listens on the socket any more; the request was not sent.
-            RemoteFailure: the request was sent, and no (JSON) answer came back.
-        """
-        target = path + (f"?{urlencode(params)}" if params else "")
-        headers = dict(self._headers)
-        payload = None
-        if body is not None:
-            payload = json.dumps(body).encode()
-            headers["Content-Type"] = "application/json"
-        connection = _UnixConnection(self.path)
-        try:
-            try:
-                connection.connect()
-            except (FileNotFoundError, ConnectionRefusedError) as exc:
-                raise StationGone(exc.strerror or type(exc).__name__) from None
-            except OSError as exc:
-                raise RemoteFailure(f"cannot connect to the running station ({self.path}): {exc}") from None
-            try:
-                connection.sock.settimeout(REPLY_TIMEOUT_S)
-                connection.request(method, target, body=payload, headers=headers)
-                response = connection.getresponse()
-                status, raw = response.status, response.read()
-            except TimeoutError:
-                raise RemoteFailure(
-                    f"the running station ({self.path}) did not answer within {REPLY_TIMEOUT_S:.0f} s"
-                ) from None
-            except (OSError, http.client.HTTPException) as exc:
-                raise RemoteFailure(f"lost the connection to the running station ({self.path}): {exc!r}") from None
-        finally:
-            connection.close()
-        try:
-            return Reply(status, json.loads(raw))
-        except ValueError:
-            raise RemoteFailure(f"the running station answered {method} {path} with {status} and no JSON") from None
-
-
-class _UnixConnection(http.client.HTTPConnection):
-    """`http.client` over a Unix socket."""
-
-    def __init__(self, path: Path) -> None:
-        super().__init__(CONTROL_HOST, timeout=CONNECT_TIMEOUT_S)
-        self.socket_path = path
-
-    def connect(self) -> None:
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(str(self.socket_path))
-        except BaseException:
-            sock.close()
-            raise
-        self.sock = sock
 
 
 class ErrorAnswer(StationError):
@@ -202,7 +77,8 @@ _CHANGES: dict[ServerVerb, tuple[str, str]] = {
 
 class RemoteView:
     """`StationView` over the running station's HTTP API. Its coroutines never suspend: each blocks
-    on the local socket (`complete_now` runs them)."""
+    on the local socket (`complete_now` runs them); a call the person is asked about blocks on an
+    event loop of its own (`cli/_remote_confirm.py`)."""
 
     reports_progress = False
 
@@ -248,12 +124,26 @@ class RemoteView:
         return None  # the running station keeps its catalog current itself
 
     async def call_tool(
-        self, name: str, arguments: Shape, *, timeout_s: float | None, progress: ProgressFn | None, ask: Ask | None
+        self,
+        name: str,
+        arguments: Shape,
+        *,
+        timeout_s: float | None,
+        progress: ProgressFn | None,
+        confirm: Confirm | None,
     ) -> Shape:
-        # The control socket carries no question back: a confirm-tier call is refused by the running
-        # station as unaskable, and its reason says to run the command with --one-shot to be asked.
         params = {"answer": "result"} | ({"timeout_s": repr(timeout_s)} if timeout_s is not None else {})
-        reply = self.station.post(f"/api/mcp/tools/{path_segment(name)}/call", arguments, params)
+        path = f"/api/mcp/tools/{path_segment(name)}/call"
+        if confirm is None:
+            # Nobody to ask (no terminal): the running station refuses a confirm-tier call as
+            # unaskable at once, and its reason says how to be asked.
+            reply = self.station.post(path, arguments, params)
+        else:
+            # The person at the terminal is asked about a confirm-tier call while it waits at the
+            # station (`?confirm=wait`); that needs an event loop, which the other verbs do without.
+            from mcpstation.cli._remote_confirm import call_confirming
+
+            reply = call_confirming(self.station, path, arguments, params, confirm)
         if not isinstance(reply.body, dict) or "outcome" not in reply.body:
             raise ErrorAnswer(reply)
         result: Shape = reply.body

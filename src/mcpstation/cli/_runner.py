@@ -23,7 +23,7 @@ import typer
 
 from mcpstation.cli._control import data_dir_of
 from mcpstation.cli._exits import OUTCOME_EXIT
-from mcpstation.cli._view import Refusal
+from mcpstation.cli._view import Confirm, Refusal
 from mcpstation.errors import StationError, UsageError
 from mcpstation.outcomes import Outcome
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
     from mcpstation.config.models import StationConfig
     from mcpstation.gateway import GatewayInstrument
-    from mcpstation.pipeline import Ask, Caller, Question
+    from mcpstation.pipeline import Caller
     from mcpstation.pool import StartPlan
     from mcpstation.station import Station
     from mcpstation.store import Store
@@ -235,19 +235,14 @@ def _error_name(exc: StationError) -> str:
     return exc.type_name if isinstance(exc, ErrorAnswer) else type(exc).__name__
 
 
-def terminal_ask() -> Ask | None:
+def terminal_confirm() -> Confirm | None:
     """How a confirm-tier call (`[policy] confirm_tools`) is asked about: y/N on the terminal, or,
     with no terminal on stdin, None (the call is refused, saying how to allow it)."""
     if not sys.stdin.isatty():
         return None
     from mcpstation.host import TerminalElicitor
 
-    person = TerminalElicitor()
-
-    async def ask(question: Question) -> bool:
-        return await person.confirm(question.text())
-
-    return ask
+    return TerminalElicitor().confirm
 
 
 def cli_caller(actor: str | None = None) -> Caller:

@@ -14,7 +14,7 @@ from mcpstation.cli._runner import _errors_to_exit_codes, _Exit, _globals, _run_
 from mcpstation.cli._view import Needs, StationView, complete_now
 
 if TYPE_CHECKING:
-    from mcpstation.cli._remote import RemoteStation
+    from mcpstation.cli._control_client import RemoteStation
 
 T = TypeVar("T")
 
@@ -46,7 +46,8 @@ def with_station(
 
     running = _running_station(actor)
     if running is not None:
-        from mcpstation.cli._remote import RemoteView, StationGone
+        from mcpstation.cli._control_client import StationGone
+        from mcpstation.cli._remote import RemoteView
 
         try:
             with _errors_to_exit_codes():
@@ -70,7 +71,7 @@ def _running_station(actor: str | None) -> RemoteStation | None:
     directory = data_dir()
     lookup = find_station(directory)
     if lookup.found is Found.RUNNING:
-        from mcpstation.cli._remote import RemoteStation
+        from mcpstation.cli._control_client import RemoteStation
 
         named = config_path_of(_globals.config_path)
         if lookup.said_config and named is not None and named != lookup.config:

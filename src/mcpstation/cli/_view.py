@@ -19,12 +19,9 @@ import enum
 from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from mcpstation.outcomes import Outcome
-
-if TYPE_CHECKING:
-    from mcpstation.pipeline import Ask
 
 T = TypeVar("T")
 
@@ -35,6 +32,12 @@ class ProgressFn(Protocol):
     """A call's progress: done so far, the total when known, the server's message (the SDK's `ProgressFnT`)."""
 
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None: ...
+
+
+class Confirm(Protocol):
+    """Asks the person at the terminal the station's `question` about a call (y/N): True runs the call."""
+
+    async def __call__(self, question: str) -> bool: ...
 
 
 # The fields of an audited call and of a management action, as `audit --json` shows them.
@@ -131,10 +134,16 @@ class StationView(Protocol):
         ...
 
     async def call_tool(
-        self, name: str, arguments: Shape, *, timeout_s: float | None, progress: ProgressFn | None, ask: Ask | None
+        self,
+        name: str,
+        arguments: Shape,
+        *,
+        timeout_s: float | None,
+        progress: ProgressFn | None,
+        confirm: Confirm | None,
     ) -> Shape:
-        """`ToolResult.to_dict()`, whatever the outcome; `ask` asks the person at the terminal to
-        confirm a call of a confirm-tier tool (a running station's control socket cannot carry it)."""
+        """`ToolResult.to_dict()`, whatever the outcome; `confirm` asks the person at the terminal
+        whether a call of a confirm-tier tool may run (without it, such a call is refused)."""
         ...
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> Shape:
@@ -163,7 +172,7 @@ def complete_now(coroutine: Coroutine[Any, Any, T]) -> T:
 
     A command over `RemoteView` is such a coroutine: the view blocks on a local socket and awaits
     nothing, so the command runs to its end at the first step. This keeps anyio and asyncio out of
-    the running station's path (`cli/_remote.py` says why).
+    the running station's path (`cli/_control_client.py` says why).
 
     Raises:
         RuntimeError: the coroutine suspended (it awaited something that needs an event loop).

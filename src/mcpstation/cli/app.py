@@ -41,7 +41,7 @@ from mcpstation.cli._runner import (
     open_store,
     out,
     say,
-    terminal_ask,
+    terminal_confirm,
 )
 from mcpstation.cli._station import any_reachable, with_station
 from mcpstation.cli._view import Needs
@@ -55,9 +55,8 @@ if TYPE_CHECKING:
 
     from mcpstation.api import ApiServer
     from mcpstation.cli._control import ControlSocket
-    from mcpstation.cli._view import CacheAge, ProgressFn, Shape, StationView
+    from mcpstation.cli._view import CacheAge, Confirm, ProgressFn, Shape, StationView
     from mcpstation.gateway import GatewayInstrument
-    from mcpstation.pipeline import Ask, Question
     from mcpstation.station import Station
 
 LIVE_REFRESH_S = 0.5  # how often `up` redraws its table
@@ -577,7 +576,8 @@ def call(
     """Call one tool and print its result; exit 4 when the call fails.
 
     With no station running, only the server that owns the tool starts (the catalog cache says which).
-    A tool in `[policy] confirm_tools` is asked about on the terminal (y/N); with no terminal it is refused.
+    A tool in `[policy] confirm_tools` is asked about on the terminal (y/N), by this command or through
+    the running station; with no terminal it is refused.
     """
     _configure_logging(logging.WARNING)
     with _errors_to_exit_codes():  # bad --args fail here, before any station is asked or started
@@ -585,13 +585,15 @@ def call(
         if timeout is not None and timeout <= 0:
             raise _usage(f"--timeout must be more than 0 seconds, not {timeout}")
     as_json = _wants_json(json_output)
-    ask = terminal_ask()
+    confirm = terminal_confirm()
 
     async def command(view: StationView) -> Shape:
         if as_json or not view.reports_progress or not err.is_terminal:
-            return await view.call_tool(tool, arguments, timeout_s=timeout, progress=None, ask=ask)
+            return await view.call_tool(tool, arguments, timeout_s=timeout, progress=None, confirm=confirm)
         with _progress_bar(tool) as (on_progress, asking):
-            return await view.call_tool(tool, arguments, timeout_s=timeout, progress=on_progress, ask=asking(ask))
+            return await view.call_tool(
+                tool, arguments, timeout_s=timeout, progress=on_progress, confirm=asking(confirm)
+            )
 
     result = with_station(command, needs=Needs.LISTINGS)
     if as_json:
@@ -604,9 +606,9 @@ def call(
 
 
 @contextmanager
-def _progress_bar(label: str) -> Iterator[tuple[ProgressFn, Callable[[Ask | None], Ask | None]]]:
+def _progress_bar(label: str) -> Iterator[tuple[ProgressFn, Callable[[Confirm | None], Confirm | None]]]:
     """A progress bar on stderr while a call runs; yields the call's progress callback, and what
-    wraps an `ask` so the bar stands aside while the person is asked."""
+    wraps a `confirm` so the bar stands aside while the person is asked."""
     from rich.progress import BarColumn, Progress, TextColumn
 
     with Progress(
@@ -617,15 +619,15 @@ def _progress_bar(label: str) -> Iterator[tuple[ProgressFn, Callable[[Ask | None
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             bar.update(task, completed=progress, total=total, note=message or "")
 
-        def asking(ask: Ask | None) -> Ask | None:
-            if ask is None:
+        def asking(confirm: Confirm | None) -> Confirm | None:
+            if confirm is None:
                 return None
-            asked = ask
+            person = confirm
 
-            async def aside(question: Question) -> bool:
+            async def aside(question: str) -> bool:
                 bar.stop()  # the live display holds stderr's lines back: the question must show now
                 try:
-                    return await asked(question)
+                    return await person(question)
                 finally:
                     bar.start()
 

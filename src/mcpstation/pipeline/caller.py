@@ -104,6 +104,13 @@ class Caller:
         return cls(principal.subject, role, face, principal)
 
     @property
+    def key(self) -> tuple[str, str]:
+        """Who this caller is, whichever face it came through: its principal's `(issuer, subject)`,
+        as per-user state is keyed, or `(face, identity)` for a caller who did not sign in (the
+        terminal, the library, local-dev mode)."""
+        return self.principal.key if self.principal is not None else (str(self.face), self.identity)
+
+    @property
     def groups(self) -> frozenset[str]:
         return self.principal.groups if self.principal is not None else frozenset()
 

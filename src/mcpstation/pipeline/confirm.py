@@ -2,7 +2,8 @@
 
 A call of such a tool waits for the caller's answer: the face that sent the request says how its
 caller is asked (`Request.ask`: the gateway asks its client through elicitation, a library user
-passes a function). Yes runs the call; no, no answer within `confirm_timeout_s`, or no way to ask
+passes a function, the HTTP API keeps the question for an answer at `/api/mcp/confirmations` when
+the call opts in, `confirmations.py`). Yes runs the call; no, no answer within `confirm_timeout_s`, or no way to ask
 refuses it (`Outcome.REFUSED`, with `confirmation` saying which in the structured result), so a
 call is never run unconfirmed and never dropped without an answer. The layer sits after the rules
 that refuse on their own (argument check, URL guard): nobody is asked about a call that would be
@@ -37,11 +38,15 @@ class Confirmation(enum.StrEnum):
 _ELICITATION = "call it through the gateway from an MCP client that supports elicitation (it is asked there)"
 _HOW_TO_BE_ASKED: dict[Face, str] = {
     Face.CLI: (
-        "run `mcpstation --one-shot call ...` on a terminal, which asks there (y/N); without a terminal, "
-        "or through a running station's control socket, nobody can be asked"
+        "run `mcpstation call ...` on a terminal, which asks there (y/N), whether it goes through a running "
+        "station (`mcpstation up`) or starts one of its own"
+    ),
+    Face.HTTP_API: (
+        "call it with `?confirm=wait`, then answer it (as the same caller, or an admin) at "
+        "`POST /api/mcp/confirmations/{id}`, which `GET /api/mcp/confirmations` lists"
     ),
     Face.LIBRARY: "pass `ask=`, an async function that answers the Question True or False",
-}  # how a caller of each face gets asked; any other (the HTTP API, the framework adapters) through the gateway
+}  # how a caller of each face gets asked; any other (the framework adapters) through the gateway
 
 
 class ConfirmTier:
