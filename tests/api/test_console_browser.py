@@ -48,7 +48,7 @@ def _env(data_dir: Path) -> dict[str, str]:
 def station(tmp_path: Path) -> Iterator[Station]:
     config = tmp_path / "mcpstation.toml"
     config.write_text(
-        f'[policy]\nallowed_dynamic_stdio_commands = ["{PY}"]\n\n'
+        f'[policy]\nallowed_dynamic_stdio_commands = ["{PY}"]\nconfirm_tools = ["demo/add"]\n\n'
         f'[servers.demo]\ncommand = "{PY}"\nargs = ["-m", "mcpstation.testing.demo_server"]\n'
     )
     created = subprocess.run(
@@ -133,6 +133,22 @@ def _click_through(station: Station) -> None:
 
             page.go_back()
             sync_api.expect(page.locator("#tool-name")).to_have_text("mcp_extra_add")
+
+            # demo/add is in confirm_tools: the console asks its person, and runs it only on Allow.
+            page.goto(f"{station.url}/#/tools/mcp_demo_add")
+            sync_api.expect(page.locator("#tool-name")).to_have_text("mcp_demo_add")
+            page.get_by_label("a (required)").fill("4")
+            page.get_by_label("b (required)").fill("5")
+            page.get_by_role("button", name="Call tool").click()
+            question = page.get_by_role("alertdialog", name="Confirm this call")
+            sync_api.expect(question).to_contain_text("mcp_demo_add")
+            question.get_by_role("button", name="Deny").click()
+            sync_api.expect(result.locator(".badge")).to_have_text("Error")
+            sync_api.expect(result).to_contain_text("denied")
+            page.get_by_role("button", name="Call tool").click()
+            question.get_by_role("button", name="Allow").click()
+            sync_api.expect(result.locator(".badge")).to_have_text("OK")
+            sync_api.expect(result.locator("pre.text")).to_have_text("9")
 
             page.get_by_role("link", name="Audit").click()
             sync_api.expect(page.locator("#audit-calls tr").first).to_be_visible()

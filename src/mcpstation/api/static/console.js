@@ -472,15 +472,70 @@
     body.replaceChildren(h("p", { class: "muted", text: "Calling " + name + "…" }));
     // A result that arrives after another tool was opened belongs to no panel on screen.
     const stillShown = () => $("tool").dataset.name === name;
+    // A person is at this page: a confirm-tier tool waits for their answer, asked here (confirm=wait).
+    const tag = randomTag();
+    const path = "/api/mcp/tools/" + encodeURIComponent(name) + "/call?confirm=wait&confirm_tag=" + tag;
+    const waiting = { done: false };
     try {
-      const answer = await api("POST", "/api/mcp/tools/" + encodeURIComponent(name) + "/call", args);
+      const call = api("POST", path, args);
+      askWhileWaiting(tag, waiting, stillShown);
+      const answer = await call;
       if (stillShown()) renderResult(answer);
     } catch (error) {
       if (stillShown()) body.replaceChildren(h("p", { class: "bad", text: error.message }));
     } finally {
+      waiting.done = true;
       button.disabled = false;
     }
   });
+
+  function randomTag() {
+    const bytes = new Uint8Array(12);
+    crypto.getRandomValues(bytes);
+    return "console-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+
+  const CONFIRM_POLL_MS = 400;
+
+  // While a call runs, the questions it raised (its confirm_tag's) are shown with Allow and Deny.
+  async function askWhileWaiting(tag, waiting, stillShown) {
+    const asked = new Set();
+    while (!waiting.done) {
+      await new Promise((resolve) => setTimeout(resolve, CONFIRM_POLL_MS));
+      if (waiting.done) return;
+      let listed;
+      try {
+        listed = await api("GET", "/api/mcp/confirmations?tag=" + tag);
+      } catch {
+        continue; // the call's own answer says what went wrong
+      }
+      for (const question of listed.confirmations) {
+        if (asked.has(question.id) || waiting.done || !stillShown()) continue;
+        asked.add(question.id);
+        showQuestion(question, waiting);
+      }
+    }
+  }
+
+  function showQuestion(question, waiting) {
+    const message = h("p", { class: "muted", role: "status" });
+    const answer = async (approve) => {
+      for (const b of buttons.querySelectorAll("button")) b.disabled = true;
+      try {
+        await api("POST", "/api/mcp/confirmations/" + encodeURIComponent(question.id), { approve });
+        if (!waiting.done) panel.replaceChildren(h("p", { class: "muted", text: approve ? "Allowed; calling…" : "Denied." }));
+      } catch (error) {
+        message.textContent = error.message;
+      }
+    };
+    const buttons = h("p", { class: "actions" },
+      h("button", { type: "button", onclick: () => answer(true), text: "Allow" }),
+      " ",
+      h("button", { type: "button", class: "danger", onclick: () => answer(false), text: "Deny" }));
+    const panel = h("div", { class: "question", role: "alertdialog", "aria-label": "Confirm this call" },
+      h("p", { text: question.text }), buttons, message);
+    $("result-body").replaceChildren(panel);
+  }
 
   function renderResult(r) {
     const parts = [
