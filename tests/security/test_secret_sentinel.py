@@ -43,7 +43,8 @@ async def test_sentinel_never_reaches_status_logs_errors_or_cli_output(
     async with serve_demo("http") as remote:
         config_path = tmp_path / "mcpstation.toml"
         config_path.write_text(CONFIG.format(python=sys.executable, url=remote.url))
-        env = {**os.environ, "SECRET": SENTINEL}
+        # Its own data directory: the user's default one may hold another checkout's newer schema.
+        env = {**os.environ, "SECRET": SENTINEL, "MCPSTATION_DATA_DIR": str(tmp_path / "data")}
         env.pop("MCPSTATION_CONFIG", None)
         outputs: list[str] = []
         with pytest.MonkeyPatch.context() as patch:
