@@ -1,7 +1,7 @@
 # mcpstation developer tasks (GNU make).
 #
 #   make run     create .venv if needed, install mcpstation, run `mcpstation up`
-#   make test    install mcpstation[test] and the npm test servers; ruff, mypy --strict, pytest
+#   make test    install mcpstation[test] and the npm test servers; ruff, then mypy --strict beside pytest
 #   make lint    ruff check and format check, mypy --strict
 #   make bench   run the benchmarks
 #   make clean   remove .venv, node_modules and caches
@@ -90,13 +90,22 @@ test: $(STAMP_TEST) $(STAMP_NPM)
 	@echo "==> ruff check, ruff format --check"
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
-	@echo "==> mypy --strict src"
-	$(VENV)/bin/mypy --strict src
-	@echo "==> compileall src tests, then pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)"
 	@# The tests spawn hundreds of interpreters; with PYTHONDONTWRITEBYTECODE set none of them would
 	@# keep its bytecode, and each would compile the package again (about 0.2 s of CPU apiece).
+	@echo "==> compileall src tests"
 	$(VPY) -m compileall -q -j 0 src tests >/dev/null
-	$(VENV)/bin/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	@# mypy (about 55 s of one core from an empty cache) runs beside pytest, whose workers spend most
+	@# of their time waiting on servers and sockets; niced, it takes the CPU they leave idle and does
+	@# not slow their timed waits. Its output is shown only when it fails, and then after pytest's,
+	@# so that on success pytest's summary stays the last line.
+	@echo "==> mypy --strict src (beside pytest; shown only if it fails), pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)"
+	@mypy_log=$$(mktemp); mypy_pid=""; \
+	trap '[ -z "$$mypy_pid" ] || kill "$$mypy_pid" 2>/dev/null; rm -f "$$mypy_log"' EXIT; trap 'exit 130' INT TERM; \
+	nice -n 10 $(VENV)/bin/mypy --strict src >"$$mypy_log" 2>&1 & mypy_pid=$$!; \
+	pytest_status=0; $(VENV)/bin/pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS) || pytest_status=$$?; \
+	mypy_status=0; wait "$$mypy_pid" || mypy_status=$$?; mypy_pid=""; \
+	if [ "$$mypy_status" -ne 0 ]; then echo "==> mypy --strict src failed (exit $$mypy_status):"; cat "$$mypy_log"; fi; \
+	[ "$$pytest_status" -eq 0 ] && [ "$$mypy_status" -eq 0 ]
 
 bench: $(STAMP_TEST) $(STAMP_NPM)
 	@if [ -f bench/run.py ]; then \

@@ -1,8 +1,9 @@
 """`mcpstation call` of a confirm-tier tool (`[policy] confirm_tools`): on a terminal the person is
 asked y/N and the call runs or is refused by the answer, whether the command starts a station of
 its own or goes through the running one (`mcpstation up`, its control socket); with no terminal it
-is refused, saying how to allow it. The real CLI in its own process on a pseudo-terminal, a real
-stdio server behind it."""
+is refused, saying how to allow it. The real CLI in its own process on a pseudo-terminal (forked
+from the fork server: the terminal is the subject, not the interpreter's start-up), a real stdio
+server behind it."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-PY = sys.executable
+from fork_server import interpreter
+
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 TIMEOUT_S = 180.0  # one command on a loaded 2-core machine
 COUNTED = Path(__file__).with_name("counted_server.py")
 QUESTION = "Allow it? [y/N]: "
@@ -41,7 +44,7 @@ class Project:
         self.config.write_text(
             f'[station]\nnaming = "prefix"\n\n[policy]\nconfirm_tools = ["a/add"]\n'
             f"confirm_timeout_s = {confirm_timeout_s}\n\n"
-            f'[servers.a]\ncommand = "{PY}"\nargs = {json.dumps(args)}\n'
+            f'[servers.a]\ncommand = "{sys.executable}"\nargs = {json.dumps(args)}\n'
         )
         self.env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"}
         self.env["MCPSTATION_DATA_DIR"] = str(root / "data")

@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from fork_server import interpreter
 
 from mcpstation.config import StdioServerSpec, StreamableHttpServerSpec, load_config
 
 CLIENTS = Path(__file__).parents[1] / "fixtures" / "clients"
 CLI_TIMEOUT_S = 120.0  # one CLI run on a loaded machine
 TOKEN = "tok-never-written"
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 
 
 def run(args: list[str], *, home: Path, cwd: Path, appdata: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -23,7 +24,7 @@ def run(args: list[str], *, home: Path, cwd: Path, appdata: Path | None = None) 
     if appdata is not None:
         env["APPDATA"] = str(appdata)
     return subprocess.run(
-        [sys.executable, "-m", "mcpstation", *args],
+        [PY, "-m", "mcpstation", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -5,16 +5,17 @@ from __future__ import annotations
 import json
 import logging
 import os
-import sys
 from pathlib import Path
 
 import anyio
 import pytest
+from fork_server import interpreter
 
 from mcpstation import Station, load_config
 from mcpstation.testing import serve_demo
 
 SENTINEL = "sentinel-7f3a9c2e-do-not-print"
+PY = interpreter()  # the real interpreter, forked from one that has imported the station (fork_server.py)
 
 CONFIG = """
 [servers.local]
@@ -42,8 +43,9 @@ async def test_sentinel_never_reaches_status_logs_errors_or_cli_output(
     caplog.set_level(logging.DEBUG)
     async with serve_demo("http") as remote:
         config_path = tmp_path / "mcpstation.toml"
-        config_path.write_text(CONFIG.format(python=sys.executable, url=remote.url))
-        env = {**os.environ, "SECRET": SENTINEL}
+        config_path.write_text(CONFIG.format(python=PY, url=remote.url))
+        # Its own data directory: the user's default one may hold another checkout's newer schema.
+        env = {**os.environ, "SECRET": SENTINEL, "MCPSTATION_DATA_DIR": str(tmp_path / "data")}
         env.pop("MCPSTATION_CONFIG", None)
         outputs: list[str] = []
         with pytest.MonkeyPatch.context() as patch:
@@ -64,7 +66,7 @@ async def test_sentinel_never_reaches_status_logs_errors_or_cli_output(
                     failed = await station.call_tool("mcp_broken_x", {})
                     outputs.append(failed.text)
         for args in (["status", "--json"], ["tools", "list", "--json"], ["-vv", "status"]):
-            command = [sys.executable, "-m", "mcpstation", "--config", str(config_path), *args]
+            command = [PY, "-m", "mcpstation", "--config", str(config_path), *args]
             with anyio.fail_after(120):
                 done = await anyio.run_process(command, env=env, check=False)
             assert done.returncode == 0, done.stderr.decode()
