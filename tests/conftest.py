@@ -1,4 +1,20 @@
+import os
+import shutil
+import tempfile
+
 import pytest
+
+_DATA_HOME_ENV = "XDG_DATA_HOME"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The run's own data home: a test that runs the CLI or opens a store without naming a data
+    directory gets one under it, never the user's (`~/.local/share/mcpstation`)."""
+    os.environ[_DATA_HOME_ENV] = tempfile.mkdtemp(prefix="mcpstation-tests-data-")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(os.environ.get(_DATA_HOME_ENV, ""), ignore_errors=True)
 
 
 @pytest.fixture
