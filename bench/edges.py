@@ -18,8 +18,8 @@ on a shared 2-core machine only the ratios within one bench's run mean anything.
 | `pins.py` | the 10,000-tool warm restart from the catalog cache (SQLite) |
 | `starts.py` | twenty 1-s servers, five SDK-built servers, a hundred CPU-heavy servers |
 
-`--quick` takes fewer rounds (about 8 minutes here on a quiet machine instead of about 15); the
-README quotes a full run.
+A full run takes about 7 minutes on a quiet 2-core machine; `--quick` takes fewer rounds. The
+README quotes both.
 """
 
 from __future__ import annotations
