@@ -5,8 +5,6 @@ refused as unaskable at once."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,7 @@ import anyio
 import httpx2
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
-from api_helpers import START_TIMEOUT_S, RunningApi, running_api
+from api_helpers import START_TIMEOUT_S, RunningApi, running_api, sse_events
 from station_helpers import inproc
 
 from mcpstation.events import StationEvent
@@ -37,17 +35,6 @@ async def next_question(events: MemoryObjectReceiveStream[StationEvent], state: 
         if event.kind == "confirmation" and event.data["state"] == state:
             return event.data
     raise AssertionError("the station's events ended")
-
-
-async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
-    """(event, data) pairs from Server-Sent Events lines; comments and `retry:` skipped."""
-    kind = None
-    async for line in lines:
-        if line.startswith("event: "):
-            kind = line.removeprefix("event: ")
-        elif line.startswith("data: ") and kind is not None:
-            yield kind, json.loads(line.removeprefix("data: "))
-            kind = None
 
 
 async def other_user(api: RunningApi) -> httpx2.AsyncClient:

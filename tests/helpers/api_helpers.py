@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -78,3 +79,14 @@ async def running_api(
                         yield RunningApi(f"http://127.0.0.1:{port}", port, station, store, server, issued)
                     finally:
                         server.should_exit = True
+
+
+async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """(event, data) pairs from Server-Sent Events lines; comments and `retry:` skipped."""
+    kind = None
+    async for line in lines:
+        if line.startswith("event: "):
+            kind = line.removeprefix("event: ")
+        elif line.startswith("data: ") and kind is not None:
+            yield kind, json.loads(line.removeprefix("data: "))
+            kind = None
