@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -16,23 +15,14 @@ import anyio
 import httpx2
 import pytest
 from _processes import alive, children_of
-from api_helpers import START_TIMEOUT_S, demo, running_api
+from api_helpers import START_TIMEOUT_S, demo, running_api, sse_events
 from station_helpers import inproc
+from uri_server import UriServer
 
 from mcpstation.api.serve import SHUTDOWN_GRACE_S
+from mcpstation.pipeline import Caller
 
 pytestmark = pytest.mark.anyio
-
-
-async def sse_events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, dict]]:
-    """(event, data) pairs from SSE lines; comments and `retry:` skipped."""
-    kind = None
-    async for line in lines:
-        if line.startswith("event: "):
-            kind = line.removeprefix("event: ")
-        elif line.startswith("data: ") and kind is not None:
-            yield kind, json.loads(line.removeprefix("data: "))
-            kind = None
 
 
 async def test_event_stream_starts_with_a_snapshot_and_reports_an_added_server(tmp_path: Path):
@@ -64,6 +54,42 @@ async def test_event_stream_starts_with_a_snapshot_and_reports_an_added_server(t
                 assert wrong.status_code == 401
                 query_elsewhere = await anonymous.get("/api/mcp/tools", params={"token": api.tokens["admin"]})
                 assert query_elsewhere.status_code == 401
+
+
+async def test_a_resource_update_reaches_only_callers_who_can_see_its_server(tmp_path: Path):
+    ops = UriServer("ops", listed=("ops://runbook",), subscribe=True)
+    pub = UriServer("pub", listed=("pub://notes",), subscribe=True)
+    servers = [
+        inproc("ops", server=ops.server, min_role="admin", protocol="legacy"),
+        inproc("pub", server=pub.server, protocol="legacy"),
+    ]
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with running_api(tmp_path, servers) as api, api.client("user") as user, api.client("admin") as admin:
+            for uri in ("ops://runbook", "pub://notes"):
+                assert (await api.station.requests.subscribe(uri, caller=Caller.cli())).ok
+            async with (
+                user.stream("GET", "/api/events") as user_stream,
+                admin.stream("GET", "/api/events") as admin_stream,
+            ):
+                user_events, admin_events = (
+                    sse_events(user_stream.aiter_lines()),
+                    sse_events(admin_stream.aiter_lines()),
+                )
+                assert (await anext(user_events))[0] == (await anext(admin_events))[0] == "snapshot"
+                await ops.updated("ops://runbook")
+                await pub.updated("pub://notes")  # after ops's: a user who saw ops's would see it first
+
+                async def next_update(events: AsyncIterator[tuple[str, dict]]) -> str:
+                    async for kind, data in events:
+                        if kind == "resource":
+                            return str(data["uri"])
+                    raise AssertionError("the event stream ended")
+
+                assert await next_update(user_events) == "pub://notes"
+                assert [await next_update(admin_events), await next_update(admin_events)] == [
+                    "ops://runbook",
+                    "pub://notes",
+                ]
 
 
 async def test_open_event_streams_do_not_hold_up_shutdown(tmp_path: Path):

@@ -3,7 +3,8 @@
 Each event is `event: <kind>` and `data: <StationEvent.to_dict() as JSON>`. The first is a
 `snapshot` of every server, so a client needs no separate first fetch; a comment line every
 `HEARTBEAT_S` keeps proxies from closing an idle stream. `log` events (servers' stderr and log
-lines) go to admins only; an event with an audience (a `confirmation`) to admins and that caller.
+lines) go to admins only; an event with an audience (a `confirmation`) to admins and that caller;
+a `resource` update to those who can see its server.
 Streams end when the server shuts down (`EventStreams.close`).
 """
 
@@ -47,6 +48,9 @@ class EventStreams:
         for scope in list(self._waiting):
             scope.cancel()
 
+    def _sees(self, caller: Caller, server: str) -> bool:
+        return self.station.requests.visibility.can_see(caller, server)
+
     async def stream(self, caller: Caller) -> AsyncIterator[str]:
         """The SSE text for one client, until it goes away or the app closes."""
         admin = caller.role is Role.ADMIN
@@ -70,4 +74,6 @@ class EventStreams:
                     continue
                 if event.audience is not None and not admin and event.audience != caller.key:
                     continue  # another caller's (a question waiting for their answer)
+                if event.kind == "resource" and event.server is not None and not self._sees(caller, event.server):
+                    continue  # an update of a server this caller's visibility hides
                 yield self.redactor.scrub(format_event(event.kind, event.to_dict()))

@@ -348,6 +348,7 @@ class EventBody(_Body):
 
     `state`: a server's connection state changed · `catalog`: which lists changed · `server`: a
     management action (a `ServerChange`) · `log`: a server's log or stderr line (admins only) ·
+    `resource`: a subscribed resource changed upstream (`uri`; to those who can see its server) ·
     `confirmation`: a call waiting for a person's answer, by `state` (asked, approved, denied,
     withdrawn) with the `ConfirmationInfo` fields (admins and the caller who made the call only) ·
     `snapshot` (first, on connect): every server, as `GET /api/mcp/servers`.
@@ -355,7 +356,7 @@ class EventBody(_Body):
 
     model_config = ConfigDict(extra="allow")
 
-    kind: Literal["state", "catalog", "server", "log", "confirmation", "snapshot"]
+    kind: Literal["state", "catalog", "server", "log", "resource", "confirmation", "snapshot"]
     server: str | None
     at: float
 
