@@ -4,9 +4,9 @@ The bound is on work, not on waiting. A stdio server that has spawned and then s
 package download, a remote it waits for, a sleep before it answers `initialize`) lends its slot
 back, so the next server can spawn; when it works again it takes a slot again. Working is read
 from /proc: the server's process tree used CPU since the last look, or one of its processes is
-running (or in disk I/O). The looks come every `CPU_SAMPLE_S` at first and while it waits, and
-space out to `CPU_SAMPLE_MAX_S` while it keeps working. Other transports hold their slot from
-connect to READY.
+running (or in disk I/O). The looks come every `CPU_SAMPLE_S` at first and whenever the server
+is seen asleep (it may have just begun to wait: a second look soon confirms it), and space out to
+`CPU_SAMPLE_MAX_S` while it keeps running. Other transports hold their slot from connect to READY.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from mcpstation.connection import _processes
 
 logger = logging.getLogger(__name__)
 
-CPU_SAMPLE_S = 0.025  # first look at a starting server's CPU use, and the look while it waits
-CPU_SAMPLE_MAX_S = 0.1  # while it keeps working, looks space out to this (a look: two /proc reads a process)
+CPU_SAMPLE_S = 0.025  # first look at a starting server's CPU use, and the next look once it is seen asleep
+CPU_SAMPLE_MAX_S = 0.1  # while it keeps running, looks space out to this (a look: two /proc reads a process)
 
 
 class StartSlot:
@@ -67,7 +67,7 @@ class StartSlot:
                     # Idle: every process asleep, and not one CPU tick (10 ms) used since the last look.
                     idle = sample.asleep and last is not None and sample.ticks == last
                     last = sample.ticks
-                    pause = CPU_SAMPLE_S if idle else min(CPU_SAMPLE_MAX_S, 2 * pause)
+                    pause = CPU_SAMPLE_S if sample.asleep else min(CPU_SAMPLE_MAX_S, 2 * pause)
                     if idle and self._held:
                         self._held = False
                         slots.release_on_behalf_of(self)
