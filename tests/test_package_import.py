@@ -16,6 +16,8 @@ DATABASE = ("sqlalchemy", "alembic", "asyncpg", "aiosqlite")
 SERVER_STACK = ("uvicorn", "starlette", "sse_starlette")
 OPTIONAL = ("websockets", "yaml", "ruamel", "jwt", "cryptography", "typer", "rich", "numpy", "opentelemetry.sdk")
 HEAVY = DATABASE + SERVER_STACK + OPTIONAL
+# Our own parts a station loads only when it uses them: the provider schema compilers (exports).
+OWN_ON_USE = ("mcpstation.catalog.compile", "mcpstation.catalog.schemas")
 
 _PROBE = """
 import json, sys
@@ -43,6 +45,12 @@ def test_importing_the_station_loads_nothing_heavy_the_sdk_does_not():
     station = heavy(loaded_after("from mcpstation import Station, StationConfig, Caller, ToolResult"))
     assert station <= sdk, f"loaded beyond the SDK: {sorted(station - sdk)}"
     assert not station & set(DATABASE)
+
+
+def test_importing_the_station_leaves_the_provider_exports_until_used():
+    assert not {m for m in loaded_after("from mcpstation import Station") if m.startswith(OWN_ON_USE)}
+    used = loaded_after("from mcpstation.catalog import openai_tools\nassert callable(openai_tools)")
+    assert set(OWN_ON_USE) <= used
 
 
 def test_the_provider_adapters_load_no_database_and_no_optional_parser():

@@ -11,6 +11,7 @@ server what the store says; changes of one server, local or followed, never inte
 from __future__ import annotations
 
 import enum
+import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -41,7 +42,10 @@ logger = logging.getLogger(__name__)
 CONNECT_GRACE_S = 5.0  # beyond a server's own start-up budget, how long a change waits for it
 APPROVAL_LOOKBACK = 1000  # management actions of one server searched for its approval
 
-_SPEC_ADAPTER: TypeAdapter[ServerSpec] = TypeAdapter(ServerSpec)
+
+@functools.cache
+def _spec_adapter() -> TypeAdapter[ServerSpec]:
+    return TypeAdapter(ServerSpec)  # built at first use: a station that adds no server at runtime never needs it
 
 
 class ChangeAction(enum.StrEnum):
@@ -94,7 +98,7 @@ def parse_spec(spec: ServerSpec | dict[str, Any]) -> ServerSpec:
     if not isinstance(spec, dict):
         return spec
     try:
-        return _SPEC_ADAPTER.validate_python(spec)
+        return _spec_adapter().validate_python(spec)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in error['loc'][1:]) or 'server'}: {error['msg']}" for error in exc.errors()[:5]

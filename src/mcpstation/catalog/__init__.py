@@ -1,4 +1,11 @@
-"""The merged catalog: public names, conflicts, filters, lookups, typed results, search and token estimates."""
+"""The merged catalog: public names, conflicts, filters, lookups, typed results, search and token estimates.
+
+The provider exports (`openai_tools`, `anthropic_tools`, ...) are imported when first used (PEP
+562): they bring the provider schema compilers, which a station that never exports does not need.
+"""
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from mcpstation.catalog._embed import Embedder, EmbeddingCache, default_embedder
 from mcpstation.catalog.catalog import (
@@ -25,14 +32,6 @@ from mcpstation.catalog.results import (
     render_block,
     resource_contents_size,
 )
-from mcpstation.catalog.schemas import (
-    anthropic_tools,
-    defer_anthropic_tools,
-    defer_openai_tools,
-    gemini_declarations,
-    openai_responses_tools,
-    openai_tools,
-)
 from mcpstation.catalog.search import SearchHit, ToolIndex
 from mcpstation.catalog.tokens import (
     estimate_text_tokens,
@@ -43,6 +42,16 @@ from mcpstation.catalog.tokens import (
     tokens_by_server,
 )
 from mcpstation.connection.listing import ServerListing
+
+if TYPE_CHECKING:
+    from mcpstation.catalog.schemas import (
+        anthropic_tools,
+        defer_anthropic_tools,
+        defer_openai_tools,
+        gemini_declarations,
+        openai_responses_tools,
+        openai_tools,
+    )
 
 __all__ = [
     "PUBLIC_NAME_PATTERN",
@@ -86,3 +95,26 @@ __all__ = [
     "tokens_by_server",
     "tool_selected",
 ]
+
+_EXPORTS = frozenset(
+    {
+        "anthropic_tools",
+        "defer_anthropic_tools",
+        "defer_openai_tools",
+        "gemini_declarations",
+        "openai_responses_tools",
+        "openai_tools",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'mcpstation.catalog' has no attribute {name!r}")
+    value = getattr(importlib.import_module("mcpstation.catalog.schemas"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

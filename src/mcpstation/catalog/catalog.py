@@ -246,3 +246,12 @@ def _parse_template(pattern: str, server: str) -> UriTemplate | None:
     except InvalidUriTemplate:
         logger.warning("server %r offers an invalid resource template %r; it cannot route reads", server, pattern)
         return None
+
+
+def object_schema(tool: CatalogTool) -> dict[str, Any]:
+    """The tool's input schema as the server wrote it, made an object (for frameworks that take JSON Schema)."""
+    schema = dict(tool.input_schema)
+    schema.setdefault("type", "object")
+    if schema["type"] == "object":
+        schema.setdefault("properties", {})
+    return schema

@@ -76,15 +76,6 @@ def gemini_compiled(tools: Iterable[CatalogTool | ToolSpec], *, json_schema: boo
     return compile_tools(tools, Target.GEMINI_JSON if json_schema else Target.GEMINI)
 
 
-def object_schema(tool: CatalogTool) -> dict[str, Any]:
-    """The tool's input schema as the server wrote it, made an object (for frameworks that take JSON Schema)."""
-    schema = dict(tool.input_schema)
-    schema.setdefault("type", "object")
-    if schema["type"] == "object":
-        schema.setdefault("properties", {})
-    return schema
-
-
 # Provider-native deferral: the provider keeps deferred tools out of the model's context until its own
 # tool search finds them. Anthropic: `defer_loading: true` on a tool plus one tool search tool (its
 # name is fixed by the API; it is never deferred). OpenAI (Responses API, gpt-5.4 and later):

@@ -17,8 +17,7 @@ import re
 from collections.abc import Iterable
 from typing import Final
 
-from mcpstation.catalog.catalog import CatalogTool
-from mcpstation.catalog.schemas import object_schema
+from mcpstation.catalog.catalog import CatalogTool, object_schema
 
 # Weights of: words (ASCII letter runs), extra chunks of long words (one per WORD_CHUNK letters past the
 # first), digit groups of up to 3, punctuation runs, punctuation characters, runs of 2+ whitespace

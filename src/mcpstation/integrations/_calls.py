@@ -15,7 +15,7 @@ from typing import Any
 import anyio
 
 from mcpstation.catalog import CatalogTool
-from mcpstation.catalog.schemas import object_schema
+from mcpstation.catalog.catalog import object_schema
 from mcpstation.config.models import Role
 from mcpstation.integrations._content import Answer
 from mcpstation.pipeline import Caller, Face
