@@ -43,7 +43,7 @@ from mcpstation.catalog import (
 from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.catalog_cache import CatalogCache
 from mcpstation.codemode import CodeRunner, CodeToolBuilder, SandboxWorkers
-from mcpstation.config.models import AnyServerSpec, ServerSpec, StationConfig, StdioServerSpec
+from mcpstation.config.models import AnyServerSpec, Role, ServerSpec, StationConfig, StdioServerSpec
 from mcpstation.confirmations import ANSWER_ACTION, PendingQuestion, PendingQuestions
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.connection.snapshot import SessionInfo
@@ -547,18 +547,23 @@ class Station:
             raise ServerUnavailable(f"no server {name!r} in this station (servers: {known})", server=name)
         return connection
 
-    def status(self) -> StationStatus:
-        """Every server, and the LLM surface of the library caller (every tool) with its token estimates."""
+    def status(self, caller: Caller = LIBRARY_CALLER) -> StationStatus:
+        """Every server, and the LLM surface of `caller` with its token estimates. An admin (the
+        library caller is one) sees every server; anyone else only those their visibility reaches,
+        without their stderr (`StationStatus.seen_by`)."""
         catalog = self.catalog
         pins = self.live_catalog.pins
-        return station_status(
+        status = station_status(
             self.roster,
             self.pool,
             catalog,
             tokens=self.live_catalog.index.tokens_by_server(catalog.tools.values()),
-            surface=self.requests.surface_totals(LIBRARY_CALLER),
+            surface=self.requests.surface_totals(caller),
             extra_warnings=pins.warnings if pins is not None else None,
         )
+        if caller.role is Role.ADMIN:
+            return status
+        return status.seen_by(lambda server: self.requests.visibility.can_see(caller, server))
 
     def list_servers(self) -> list[ServerStatus]:
         """Every server, static and dynamic, with origin, state and counts (same as `status()`)."""

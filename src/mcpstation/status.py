@@ -107,6 +107,15 @@ class StationStatus:
     conflicts: tuple[dict[str, Any], ...]
     surface: SurfaceTotals | None = None  # the LLM surface of a caller who sees everything
 
+    def seen_by(self, sees: Callable[[str], bool]) -> StationStatus:
+        """The servers that `sees` names, without their stderr (servers' output is for admins, as
+        their `log` events are), and the conflicts among them: what a caller who is not an admin
+        may know of the station."""
+        servers = tuple(replace(s, stderr_tail=()) for s in self.servers if sees(s.name))
+        names = {s.name for s in servers}
+        conflicts = tuple(c for c in self.conflicts if c.get("server") in names and c.get("winner") in (None, *names))
+        return replace(self, servers=servers, conflicts=conflicts)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "servers": [s.to_dict() for s in self.servers],

@@ -92,6 +92,36 @@ async def test_a_resource_update_reaches_only_callers_who_can_see_its_server(tmp
                 ]
 
 
+async def test_a_user_knows_only_the_servers_it_can_see_and_none_of_their_stderr(tmp_path: Path):
+    servers = [demo("ops", min_role="admin"), demo("pub")]  # stdio demo servers: each says "listening" on stderr
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with running_api(tmp_path, servers) as api, api.client("user") as user, api.client("admin") as admin:
+            listed = {s["name"]: s for s in (await user.get("/api/mcp/servers")).json()["servers"]}
+            assert list(listed) == ["pub"] and listed["pub"]["stderr_tail"] == []
+            everything = {s["name"]: s for s in (await admin.get("/api/mcp/servers")).json()["servers"]}
+            assert set(everything) == {"ops", "pub"} and everything["pub"]["stderr_tail"], "admins see stderr"
+            async with (
+                user.stream("GET", "/api/events") as user_stream,
+                admin.stream("GET", "/api/events") as admin_stream,
+            ):
+                user_events = sse_events(user_stream.aiter_lines())
+                admin_events = sse_events(admin_stream.aiter_lines())
+                kind, snapshot = await anext(user_events)
+                assert kind == "snapshot" and [s["name"] for s in snapshot["servers"]] == ["pub"]
+                assert {s["name"] for s in (await anext(admin_events))[1]["servers"]} == {"ops", "pub"}
+                for name in ("ops", "pub"):  # ops first: a user who heard of it would hear of it first
+                    assert (await admin.post(f"/api/mcp/servers/{name}/reconnect")).status_code == 200
+
+                async def next_state(events: AsyncIterator[tuple[str, dict]]) -> str:
+                    async for kind, data in events:
+                        if kind == "state":
+                            return str(data["server"])
+                    raise AssertionError("the event stream ended")
+
+                assert await next_state(user_events) == "pub"
+                assert await next_state(admin_events) == "ops"
+
+
 async def test_open_event_streams_do_not_hold_up_shutdown(tmp_path: Path):
     with anyio.fail_after(START_TIMEOUT_S):
         async with running_api(tmp_path, [inproc("demo")]) as api, api.client("admin") as admin:

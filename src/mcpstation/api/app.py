@@ -144,7 +144,7 @@ class _Api:
         )
 
     async def list_servers(self, request: Request, _: None) -> Reply:
-        return Reply(m.ServerList.model_validate(self.station.status().to_dict()))
+        return Reply(m.ServerList.model_validate(self.station.status(caller_of(request)).to_dict()))
 
     async def add_server(self, request: Request, body: m.AddServerRequest) -> Reply:
         change = await self.station.add_server(body.root, actor=caller_of(request).actor)

@@ -3,8 +3,9 @@
 Each event is `event: <kind>` and `data: <StationEvent.to_dict() as JSON>`. The first is a
 `snapshot` of every server, so a client needs no separate first fetch; a comment line every
 `HEARTBEAT_S` keeps proxies from closing an idle stream. `log` events (servers' stderr and log
-lines) go to admins only; an event with an audience (a `confirmation`) to admins and that caller;
-a `resource` update to those who can see its server.
+lines) go to admins only; an event with an audience (a `confirmation`) to admins and that caller.
+Anyone but an admin hears only of the servers their visibility reaches: the snapshot holds those
+alone (`Station.status(caller)`), and an event about another server is not sent to them.
 Streams end when the server shuts down (`EventStreams.close`).
 """
 
@@ -56,7 +57,7 @@ class EventStreams:
         admin = caller.role is Role.ADMIN
         with self.station.events.subscribe() as events:
             yield f"retry: {RETRY_MS}\n\n"
-            snapshot = {"kind": "snapshot", "server": None, "at": 0.0, **self.station.status().to_dict()}
+            snapshot = {"kind": "snapshot", "server": None, "at": 0.0, **self.station.status(caller).to_dict()}
             yield self.redactor.scrub(format_event("snapshot", snapshot))
             while not self.closed:
                 # The scope is entered and left between yields, so `close` may cancel it from another task.
@@ -74,6 +75,6 @@ class EventStreams:
                     continue
                 if event.audience is not None and not admin and event.audience != caller.key:
                     continue  # another caller's (a question waiting for their answer)
-                if event.kind == "resource" and event.server is not None and not self._sees(caller, event.server):
-                    continue  # an update of a server this caller's visibility hides
+                if not admin and event.server is not None and not self._sees(caller, event.server):
+                    continue  # news of a server this caller's visibility hides
                 yield self.redactor.scrub(format_event(event.kind, event.to_dict()))
