@@ -9,8 +9,12 @@ from pathlib import Path
 import anyio
 import pytest
 from api_helpers import START_TIMEOUT_S, demo, running_api
+from mcp.server.mcpserver import MCPServer
 from starlette.routing import Route
 from station_helpers import inproc
+
+from mcpstation.outcomes import Outcome
+from mcpstation.store import Store
 
 pytestmark = pytest.mark.anyio
 
@@ -197,3 +201,34 @@ async def test_no_secret_appears_in_any_response(tmp_path: Path):
             assert any(SENTINEL in line for line in status["leaky"].stderr_tail), "the leak was not planted"
             assert all(SENTINEL not in body for body in bodies), [b for b in bodies if SENTINEL in b][:1]
             assert any("**********" in body for body in bodies)
+
+
+async def test_a_call_whose_client_leaves_is_cancelled_upstream_and_audited_so(tmp_path: Path):
+    started, cancelled = anyio.Event(), anyio.Event()
+    hanging = MCPServer("hanging")
+
+    @hanging.tool()
+    async def hang() -> str:
+        """Wait until cancelled."""
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "never"
+
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with running_api(tmp_path, [inproc("hang", server=hanging)]) as api, api.client("user") as user:
+            async with anyio.create_task_group() as group:
+                leaving = anyio.CancelScope()
+
+                async def call() -> None:
+                    with leaving:
+                        await user.post("/api/mcp/tools/mcp_hang_hang/call", json={})
+
+                group.start_soon(call)
+                await started.wait()
+                leaving.cancel()  # the client gives up: its connection closes
+                await cancelled.wait()  # the server's handler was cancelled: it was told
+        async with await Store.open(data_dir=tmp_path) as store:  # the station wrote every record as it closed
+            assert [(c.tool, c.outcome) for c in await store.list_calls()] == [("hang", Outcome.CANCELLED)]

@@ -234,14 +234,12 @@ class _Api:
                 request.path_params["name"], body.root, caller=caller_of(request), timeout_s=timeout_s, ask=ask
             )
 
-        if ask is None:
-            result = await call()
-        else:
-            # The call may wait long for a person: a client that gives up withdraws its question.
-            answered = await _unless_client_leaves(request, call)
-            if answered is None:
-                return Response(status_code=CLIENT_CLOSED)
-            result = answered
+        # A client that gives up cancels its call (the upstream is told, as an MCP client's
+        # cancellation would), and withdraws its question if the call waits for a person.
+        answered = await _unless_client_leaves(request, call)
+        if answered is None:
+            return Response(status_code=CLIENT_CLOSED)
+        result = answered
         if result.outcome is Outcome.NOT_FOUND and request.query_params.get("answer") != ANSWER_RESULT:
             raise ApiError(404, "ToolNotFound", result.error or "not found", tool=result.name)
         return Reply(m.ToolResultBody.model_validate(result.to_dict()), status_for(result.outcome))
