@@ -104,6 +104,10 @@ async def running_provider(public_url: str, options: dict[str, Any] | None = Non
         await idp.stop()
 
 
+StoreAt = tuple[str, str | None]
+"""A shared store's database URL and schema (PostgreSQL), for replicas not on SQLite in `tmp_path`."""
+
+
 def station_config(
     public_url: str,
     idp: TestIdp,
@@ -130,10 +134,12 @@ async def serving(
     *,
     issuer: dict[str, Any] | None = None,
     auth: dict[str, Any] | None = None,
+    store_at: StoreAt | None = None,
 ) -> AsyncIterator[IdentityStation]:
-    """A station on `sock` (a store in `tmp_path`, shared by replicas) trusting `idp`."""
+    """A station on `sock` trusting `idp`, its store in `tmp_path` (or at `store_at`), shared by replicas."""
     config = station_config(public_url, idp, servers, issuer=issuer, auth=auth)
-    async with await Store.open(data_dir=tmp_path) as store:
+    url, schema = store_at if store_at is not None else (None, None)
+    async with await Store.open(url, data_dir=None if url else tmp_path, schema=schema) as store:
         tokens = {}
         for role in ("admin", "user"):
             known = {t.name for t in await store.list_tokens()}
@@ -340,11 +346,14 @@ def user_oauth(upstream: Upstream, issuer: str) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def user_oauth_world(tmp_path: Path) -> AsyncIterator[tuple[IdentityStation, Upstream]]:
+async def user_oauth_world(
+    tmp_path: Path, *, store_at: StoreAt | None = None, auth: dict[str, Any] | None = None
+) -> AsyncIterator[tuple[IdentityStation, Upstream]]:
     """A provider, an upstream verifying its audience, and a station serving it as `jira` (user-oauth)."""
     async with station_socket() as (sock, public_url), running_provider(public_url) as idp:
         async with running_upstream(idp, tmp_path) as upstream:
-            async with serving(tmp_path, sock, public_url, idp, [user_oauth(upstream, idp.issuer)]) as served:
+            entry = user_oauth(upstream, idp.issuer)
+            async with serving(tmp_path, sock, public_url, idp, [entry], store_at=store_at, auth=auth) as served:
                 yield served, upstream
 
 

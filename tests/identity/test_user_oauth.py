@@ -18,6 +18,7 @@ import json
 import logging
 import sqlite3
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -30,6 +31,7 @@ from identity_helpers import (
     USERS,
     VERSIONS,
     IdentityStation,
+    StoreAt,
     call_tool,
     running_upstream,
     serving,
@@ -207,15 +209,36 @@ async def test_a_revoked_grant_asks_only_that_user_again(tmp_path: Path) -> None
         assert json.loads(result.content[0].text)["sub"] == "bob"  # type: ignore[union-attr]
 
 
-async def test_a_revoke_closes_the_users_connection_on_another_replica_and_only_theirs(tmp_path: Path) -> None:
-    async with user_oauth_world(tmp_path) as (served, upstream):
+@pytest.fixture(params=["sqlite", "postgresql"])
+async def shared_store(request: pytest.FixtureRequest) -> AsyncIterator[tuple[StoreAt | None, dict[str, Any] | None]]:
+    """Where two replicas share their store (SQLite in the test's folder, or a PostgreSQL schema),
+    and the `[auth]` settings that takes (PostgreSQL replicas share `token_key`)."""
+    if request.param == "sqlite":
+        yield None, None
+        return
+    url = await require_postgres()
+    schema = f"mcps_test_{uuid.uuid4().hex[:12]}"
+    try:
+        yield (url, schema), {"token_key": "one key for every replica"}
+    finally:
+        await run_admin(url, f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+async def test_a_revoke_closes_the_users_connection_on_another_replica_and_only_theirs(
+    tmp_path: Path, shared_store: tuple[StoreAt | None, dict[str, Any] | None]
+) -> None:
+    store_at, auth = shared_store
+    async with user_oauth_world(tmp_path, store_at=store_at, auth=auth) as (served, upstream):
         name = whoami(served)
         tokens = {sub: await served.token(sub, USERS) for sub in ("alice", "bob")}
         for sub, token in tokens.items():
             await authorize(served, sub, token, name)
         entry = user_oauth(upstream, served.idp.issuer)
         # a second replica on the same store, behind the same public URL (the tokens' audience)
-        async with station_socket() as (sock, _), serving(tmp_path, sock, served.url, served.idp, [entry]) as other:
+        async with (
+            station_socket() as (sock, _),
+            serving(tmp_path, sock, served.url, served.idp, [entry], store_at=store_at, auth=auth) as other,
+        ):
             assert other.station.follower is not None
             for sub, token in tokens.items():  # each opens their own connection there
                 result = await other.station.call_tool(name, {}, caller=signed_in(other, sub, token))
