@@ -72,7 +72,7 @@ class EventStreams:
                         event = await events.receive()
                     finally:
                         self._waiting.discard(scope)
-                if events.lost > told_lost:  # before what follows the gap
+                if events.lost > told_lost:  # said as soon as seen, before the next event
                     told_lost = events.lost
                     notice = {"kind": LOST_EVENT, "server": None, "at": time.time(), "lost": told_lost}
                     yield format_event(LOST_EVENT, notice)
