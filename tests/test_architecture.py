@@ -15,7 +15,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "mcpstation"
 
-LEAVES = {"outcomes", "errors", "file_lock"}
+LEAVES = {"outcomes", "errors", "file_lock", "wire"}
 _BASE = LEAVES | {"config"}
 _PARTS = _BASE | {"catalog", "catalog_cache", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
 _STATION = _PARTS | {
@@ -27,6 +27,7 @@ _STATION = _PARTS | {
 ALLOWED: dict[str, set[str]] = {
     "outcomes": set(),
     "file_lock": set(),
+    "wire": set(),
     "errors": {"outcomes"},
     "config": LEAVES,
     "connection": _BASE,

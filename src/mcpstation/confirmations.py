@@ -8,6 +8,10 @@ the call waits until someone allowed to answers it (`answer`). The confirm layer
 way out removes the question, and each change is announced: `asked`, then `approved`, `denied` or
 `withdrawn` (nobody answered: the wait ended).
 
+An answer counts once the waiting call has taken it: `answer` hands it over and returns what the
+call did with it at its next step. An answer that lands as the wait ends (the bound passed, the
+call was cancelled) is `TOO_LATE`: the call was refused as unanswered and the answer is not taken.
+
 Who may see and answer a question: the caller who made the call (the same `Caller.key`), or an
 admin. To anyone else it does not exist; its events go to admins and that caller only.
 """
@@ -25,19 +29,21 @@ import anyio
 from mcpstation.config.models import Role
 from mcpstation.events import EventHub, StationEvent
 from mcpstation.pipeline import Ask, Caller, Question
+from mcpstation.wire import CONFIRMATION_EVENT, QuestionState
 
 ID_BYTES = 24  # of randomness in a question's id: unguessable, so the id alone says nothing
 TAG_MAX_CHARS = 64  # a client's label for its own questions
 ANSWER_ACTION = "answer-confirmation"  # an answer, as the audit's management actions name it
 
 
-class QuestionState(enum.StrEnum):
-    """Where a question is (the `state` of its `confirmation` events)."""
+SETTLE_S = 5.0  # a waiting call takes a handed answer at its task's next step: longer means a stuck loop
 
-    ASKED = "asked"  # waiting for an answer
-    APPROVED = "approved"  # answered yes: the call runs
-    DENIED = "denied"  # answered no: the call is refused
-    WITHDRAWN = "withdrawn"  # no answer: the wait ended (timed out, or the call was cancelled)
+
+class Answered(enum.StrEnum):
+    """What became of an answer handed to a waiting call."""
+
+    TAKEN = "taken"  # the call took it: it runs, or is refused as declined
+    TOO_LATE = "too-late"  # the wait ended as it came: the call was refused as unanswered
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,8 +74,10 @@ class PendingQuestion:
 @dataclass(slots=True)
 class _Waiting:
     pending: PendingQuestion
-    answered: anyio.Event = field(default_factory=anyio.Event)
+    answered: anyio.Event = field(default_factory=anyio.Event)  # an answer was handed over
+    settled: anyio.Event = field(default_factory=anyio.Event)  # the wait is over, the answer taken or not
     approved: bool = False
+    taken: bool = False
 
 
 def may_answer(caller: Caller, question: Question) -> bool:
@@ -104,11 +112,18 @@ class PendingQuestions:
         self._announce(pending, QuestionState.ASKED)
         try:
             await waiting.answered.wait()
+            waiting.taken = True
             return waiting.approved
         finally:
-            # Still here: nobody answered (the confirm layer's bound passed, or the call was cancelled).
-            if self._waiting.pop(pending.id, None) is not None:
-                self._announce(pending, QuestionState.WITHDRAWN)
+            # Not taken: nobody answered, or the answer came as the wait ended (the confirm layer's
+            # bound passed, or the call was cancelled); either way the call goes unanswered.
+            self._waiting.pop(pending.id, None)
+            if not waiting.taken:
+                state = QuestionState.WITHDRAWN
+            else:
+                state = QuestionState.APPROVED if waiting.approved else QuestionState.DENIED
+            waiting.settled.set()
+            self._announce(pending, state)
 
     def visible_to(self, caller: Caller) -> list[PendingQuestion]:
         """The questions `caller` may answer, oldest first."""
@@ -121,18 +136,27 @@ class PendingQuestions:
             return None
         return waiting.pending
 
-    def answer(self, caller: Caller, question_id: str, *, approve: bool) -> PendingQuestion | None:
-        """Answer a question `caller` may answer: the waiting call runs (`approve`) or is refused.
-        None when no such question waits for this caller (never asked, answered, withdrawn, or not theirs)."""
+    async def answer(
+        self, caller: Caller, question_id: str, *, approve: bool
+    ) -> tuple[PendingQuestion, Answered] | None:
+        """Hand an answer to the call waiting on a question `caller` may answer, and wait (one step
+        of that call's task) for what it did with it: taken (it runs, or is refused, by `approve`),
+        or too late. None when no such question waits for this caller (never asked, answered,
+        withdrawn, or not theirs).
+
+        Raises:
+            TimeoutError: the waiting call did not take it within `SETTLE_S` (the event loop is stuck).
+        """
         if self.find(caller, question_id) is None:
             return None
         waiting = self._waiting.pop(question_id)
         waiting.approved = approve
         waiting.answered.set()
-        self._announce(waiting.pending, QuestionState.APPROVED if approve else QuestionState.DENIED)
-        return waiting.pending
+        with anyio.fail_after(SETTLE_S, shield=True):  # handed over: the answerer learns its fate even if it leaves
+            await waiting.settled.wait()
+        return waiting.pending, Answered.TAKEN if waiting.taken else Answered.TOO_LATE
 
     def _announce(self, pending: PendingQuestion, state: QuestionState) -> None:
         data = {"state": str(state), **pending.to_dict()}
-        event = StationEvent("confirmation", pending.question.server, data, audience=pending.question.caller.key)
+        event = StationEvent(CONFIRMATION_EVENT, pending.question.server, data, audience=pending.question.caller.key)
         self._events.publish(event)

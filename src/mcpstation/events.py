@@ -1,14 +1,14 @@
 """What happens in the station, as events: for the HTTP event stream, the console and the gateway.
 
 Publishing never blocks the station: each subscriber has a bounded buffer, and a subscriber that
-falls behind loses events (and is told how many) rather than slowing anyone down.
+falls behind loses events (its `Subscription.lost` counts them) rather than slowing anyone down.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -39,11 +39,26 @@ class StationEvent:
 Listener = Callable[[StationEvent], None]
 
 
+class Subscription:
+    """The events published while it is open, in order, but for those its full buffer lost (`lost`)."""
+
+    def __init__(self, receive: MemoryObjectReceiveStream[StationEvent]) -> None:
+        self._receive = receive
+        self.lost = 0  # events published while the buffer was full, so never received here
+
+    async def receive(self) -> StationEvent:
+        return await self._receive.receive()
+
+    async def __aiter__(self) -> AsyncIterator[StationEvent]:
+        async for event in self._receive:
+            yield event
+
+
 class EventHub:
     """Fan-out of station events to async subscribers and plain callbacks."""
 
     def __init__(self) -> None:
-        self._streams: set[MemoryObjectSendStream[StationEvent]] = set()
+        self._streams: dict[MemoryObjectSendStream[StationEvent], Subscription] = {}
         self._listeners: list[Listener] = []
         self.dropped = 0
 
@@ -57,13 +72,14 @@ class EventHub:
                 listener(event)
             except Exception:  # boundary: one listener's bug must not stop the others
                 logging.getLogger(__name__).exception("event listener failed on %s", event.kind)
-        for stream in list(self._streams):
+        for stream, subscription in list(self._streams.items()):
             try:
                 stream.send_nowait(event)
             except anyio.WouldBlock:
+                subscription.lost += 1
                 self.dropped += 1
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-                self._streams.discard(stream)
+                self._streams.pop(stream, None)
 
     def add_listener(self, listener: Listener) -> Callable[[], None]:
         """Call `listener` for every event (synchronously; keep it quick). Returns an unsubscribe."""
@@ -71,13 +87,14 @@ class EventHub:
         return lambda: self._listeners.remove(listener) if listener in self._listeners else None
 
     @contextmanager
-    def subscribe(self, buffer: int = SUBSCRIBER_BUFFER) -> Iterator[MemoryObjectReceiveStream[StationEvent]]:
-        """A stream of the events published while the block is open."""
+    def subscribe(self, buffer: int = SUBSCRIBER_BUFFER) -> Iterator[Subscription]:
+        """The events published while the block is open, up to `buffer` not yet received."""
         send, receive = anyio.create_memory_object_stream[StationEvent](buffer)
-        self._streams.add(send)
+        subscription = Subscription(receive)
+        self._streams[send] = subscription
         try:
-            yield receive
+            yield subscription
         finally:
-            self._streams.discard(send)
+            self._streams.pop(send, None)
             send.close()
             receive.close()

@@ -44,7 +44,7 @@ from mcpstation.catalog.search import DEFAULT_LIMIT
 from mcpstation.catalog_cache import CatalogCache
 from mcpstation.codemode import CodeRunner, CodeToolBuilder, SandboxWorkers
 from mcpstation.config.models import AnyServerSpec, Role, ServerSpec, StationConfig, StdioServerSpec
-from mcpstation.confirmations import ANSWER_ACTION, PendingQuestion, PendingQuestions
+from mcpstation.confirmations import ANSWER_ACTION, Answered, PendingQuestion, PendingQuestions
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
 from mcpstation.connection.snapshot import SessionInfo
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
@@ -730,17 +730,22 @@ class Station:
 
     # -- confirm-tier questions waiting for an answer over the HTTP API (`confirmations.py`) ----------
 
-    async def answer_confirmation(self, caller: Caller, question_id: str, *, approve: bool) -> PendingQuestion | None:
+    async def answer_confirmation(
+        self, caller: Caller, question_id: str, *, approve: bool
+    ) -> tuple[PendingQuestion, Answered] | None:
         """Answer a question waiting in `confirmations` that `caller` may answer (theirs, or any for an
-        admin), audited first as an action; None when there is no such question for this caller."""
-        pending = self.confirmations.find(caller, question_id)
-        if pending is None:
+        admin): what the waiting call did with it, audited as an action once taken; None when there
+        is no such question for this caller."""
+        answered = await self.confirmations.answer(caller, question_id, approve=approve)
+        if answered is None:
             return None
-        if self.store is not None:
+        pending, fate = answered
+        if fate is Answered.TAKEN and self.store is not None:
             question = pending.question
             detail = {"tool": question.name, "caller": question.caller.actor, "approved": approve}
-            await self.store.record_action(ANSWER_ACTION, actor=caller.actor, server=question.server, detail=detail)
-        return self.confirmations.answer(caller, question_id, approve=approve)
+            with anyio.CancelScope(shield=True):  # it took effect: its record is written even if the answerer left
+                await self.store.record_action(ANSWER_ACTION, actor=caller.actor, server=question.server, detail=detail)
+        return answered
 
     async def complete_authorization(
         self, state: str, code: str | None, iss: str | None, error: str | None

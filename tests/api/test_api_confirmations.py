@@ -1,20 +1,26 @@
 """The confirm tier over the HTTP API, on a real socket: a call that opts in (`?confirm=wait`) waits
 at `/api/mcp/confirmations` for its caller (or an admin) to answer; to anyone else it does not
-exist; no answer in time, or a client that leaves, withdraws it; without the opt-in the call is
+exist; no answer in time, or a client that leaves, withdraws it; an answer that lands as the wait
+ends is refused as too late, never acknowledged and ignored; without the opt-in the call is
 refused as unaskable at once."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.abc
+import anyio.lowlevel
 import httpx2
 import pytest
 from anyio.streams.memory import MemoryObjectReceiveStream
 from api_helpers import START_TIMEOUT_S, RunningApi, running_api, sse_events
 from station_helpers import inproc
 
+from mcpstation import Caller, Face, Role
+from mcpstation.confirmations import Answered
 from mcpstation.events import StationEvent
 
 pytestmark = pytest.mark.anyio
@@ -23,6 +29,9 @@ CALL = "/api/mcp/tools/mcp_demo_add/call"
 LIST = "/api/mcp/confirmations"
 WAIT = {"confirm": "wait"}
 ARGUMENTS = {"a": 2, "b": 3}
+
+
+ADMIN = Caller("admin", Role.ADMIN, Face.LIBRARY)  # answers any question through the station itself
 
 
 def confirming(timeout_s: float = 120.0) -> dict[str, Any]:
@@ -209,3 +218,80 @@ async def test_a_call_whose_client_leaves_withdraws_its_question(tmp_path: Path)
             assert withdrawn["id"] == asked["id"]
             assert (await user.get(LIST)).json() == {"confirmations": []} and len(api.station.confirmations) == 0
             assert (await user.post(f"{LIST}/{asked['id']}", json={"approve": True})).status_code == 404
+
+
+async def test_an_answer_that_lands_as_the_wait_times_out_is_taken_or_refused_never_ignored(tmp_path: Path):
+    timeout_s = 1.0
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with (
+            running_api(tmp_path, [inproc("demo")], policy=confirming(timeout_s=timeout_s)) as api,
+            api.client("user") as user,
+            api.client("admin") as admin,
+        ):
+            answers: list[httpx2.Response] = []
+            with api.station.events.subscribe() as events:
+                async with anyio.create_task_group() as group:
+
+                    async def call() -> None:
+                        answers.append(await user.post(CALL, params=WAIT, json=ARGUMENTS))
+
+                    group.start_soon(call)
+                    asked = await next_question(events, "asked")
+                    # The loop stands still past the wait's deadline, so its timer is due but has not fired;
+                    # this task is scheduled ahead of it in the next step, and the answer lands in that step.
+                    time.sleep(timeout_s + 0.2)  # noqa: ASYNC251 (the loop must not run meanwhile)
+                    await anyio.lowlevel.checkpoint()
+                    answered = await api.station.answer_confirmation(ADMIN, asked["id"], approve=True)
+            [result] = answers
+            body = result.json()
+            audit = (await admin.get("/api/mcp/audit", params={"kind": "actions"})).json()["actions"]
+            audited = [a for a in audit if a["action"] == "answer-confirmation"]
+            if answered is not None and answered[1] is Answered.TAKEN:  # the answer won: the call ran, on record
+                assert body["ok"] and body["text"] == "5", body
+                assert [a["detail"]["approved"] for a in audited] == [True]
+            else:  # the wait's end won: the answerer is told so, the call refused as unanswered, nothing audited
+                assert (body["outcome"], body["structured"]["confirmation"]) == ("refused", "unanswered"), body
+                assert audited == [], "a refused answer is not audited as given"
+            assert len(api.station.confirmations) == 0
+
+
+async def test_an_answer_that_lands_after_the_timeout_fired_is_refused_as_too_late(tmp_path: Path):
+    timeout_s, margin_s = 1.0, 0.2
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with (
+            running_api(tmp_path, [inproc("demo")], policy=confirming(timeout_s=timeout_s)) as api,
+            api.client("user") as user,
+            api.client("admin") as admin,
+        ):
+            asked_at: list[float] = []  # the loop's clock as the wait began (its deadline is timeout_s on)
+            stop_listening = api.station.events.add_listener(
+                lambda event: asked_at.append(anyio.current_time()) if event.kind == "confirmation" else None
+            )
+            answers: list[httpx2.Response] = []
+            late: list[Any] = []
+            with api.station.events.subscribe() as events:
+                async with anyio.create_task_group() as group:
+
+                    async def call() -> None:
+                        answers.append(await user.post(CALL, params=WAIT, json=ARGUMENTS))
+
+                    async def answer(asked_id: str, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+                        task_status.started()
+                        await anyio.sleep_until(asked_at[0] + timeout_s - margin_s)  # just before the deadline
+                        late.append(await api.station.answer_confirmation(ADMIN, asked_id, approve=True))
+
+                    group.start_soon(call)
+                    asked = await next_question(events, "asked")
+                    await group.start(answer, asked["id"])
+                    # The loop stands still past both timers: in its next step the answer's fires, then the
+                    # wait's (which cancels the waiting call), and only then does the answering task run.
+                    time.sleep(timeout_s + 0.5)  # noqa: ASYNC251 (the loop must not run meanwhile)
+            stop_listening()
+            [(pending, fate)] = late
+            assert pending.id == asked["id"] and fate is Answered.TOO_LATE
+            [result] = answers
+            body = result.json()
+            assert (body["outcome"], body["structured"]["confirmation"]) == ("refused", "unanswered"), body
+            audit = (await admin.get("/api/mcp/audit", params={"kind": "actions"})).json()["actions"]
+            assert [a for a in audit if a["action"] == "answer-confirmation"] == []
+            assert len(api.station.confirmations) == 0

@@ -20,6 +20,7 @@ from station_helpers import inproc
 from uri_server import UriServer
 
 from mcpstation.api.serve import SHUTDOWN_GRACE_S
+from mcpstation.events import SUBSCRIBER_BUFFER, StationEvent
 from mcpstation.pipeline import Caller
 
 pytestmark = pytest.mark.anyio
@@ -120,6 +121,27 @@ async def test_a_user_knows_only_the_servers_it_can_see_and_none_of_their_stderr
 
                 assert await next_state(user_events) == "pub"
                 assert await next_state(admin_events) == "ops"
+
+
+async def test_a_stream_that_fell_behind_says_how_many_events_it_lost(tmp_path: Path):
+    flood = SUBSCRIBER_BUFFER + 50
+    with anyio.fail_after(START_TIMEOUT_S):
+        async with (
+            running_api(tmp_path, [inproc("demo")]) as api,
+            api.client("admin") as admin,
+            admin.stream("GET", "/api/events") as stream,
+        ):
+            events = sse_events(stream.aiter_lines())
+            assert (await anext(events))[0] == "snapshot"
+            for n in range(flood):  # at once: the stream cannot take them as they come
+                api.station.events.publish(StationEvent("catalog", data={"changed": [], "n": n}))
+            kind, data = await anext(events)
+            assert kind == "lost" and flood - SUBSCRIBER_BUFFER - 1 <= data["lost"] <= flood - SUBSCRIBER_BUFFER
+            received = [(await anext(events))[1]["n"] for _ in range(flood - data["lost"])]
+            assert received == list(range(flood - data["lost"]))  # the oldest, in order; the rest were lost
+            api.station.events.publish(StationEvent("catalog", data={"changed": [], "n": "after"}))
+            kind, data = await anext(events)
+            assert (kind, data["n"]) == ("catalog", "after")  # caught up: nothing more lost, no notice
 
 
 async def test_open_event_streams_do_not_hold_up_shutdown(tmp_path: Path):

@@ -50,6 +50,7 @@ from mcpstation.catalog import CatalogTool, ToolResult
 from mcpstation.catalog.search import DEFAULT_LIMIT as SEARCH_DEFAULT_LIMIT
 from mcpstation.catalog.search import MAX_LIMIT as SEARCH_MAX_LIMIT
 from mcpstation.config.models import Role
+from mcpstation.confirmations import Answered
 from mcpstation.errors import StationError
 from mcpstation.gateway import GATEWAY_PATH, GatewayInstrument, GatewayRelay, gateway_asgi_app
 from mcpstation.host.oauth.exchange import UpstreamTokenError
@@ -58,6 +59,7 @@ from mcpstation.identity import ResourceServer
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline import Ask, Caller
 from mcpstation.station import Station
+from mcpstation.wire import ANSWER_TOO_LATE, CONFIRM_WAIT
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +70,6 @@ AUDIT_DEFAULT_LIMIT = 100
 AUDIT_MAX_LIMIT = 1000
 AUDIT_KINDS = ("all", "calls", "actions")
 ANSWER_RESULT = "result"  # `?answer=result`: the typed result body whatever the outcome, not-found included
-CONFIRM_WAIT = "wait"  # `?confirm=wait`: a confirm-tier call waits for an answer at /api/mcp/confirmations
 CONFIRM_TAG = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")  # `?confirm_tag=`: the client's label for its questions
 CLIENT_CLOSED = 499  # the status of a request whose client left first (as nginx logs it); nobody reads it
 STATIC_DIR = Path(__file__).parent / "static"
@@ -273,11 +274,15 @@ class _Api:
         answered = await self.station.answer_confirmation(caller_of(request), question_id, approve=body.approve)
         if answered is None:  # not theirs reads the same as none: the id's existence is not confirmed
             raise not_found(f"no call waits for your answer as {question_id!r} (answered, timed out, or not asked)")
-        name = answered.question.name
+        pending, fate = answered
+        name = pending.question.name
+        if fate is Answered.TOO_LATE:
+            ended = f"the answer came as the wait ended: the call of {name!r} was refused as unanswered"
+            raise ApiError(409, ANSWER_TOO_LATE, ended)
         verdict = "runs" if body.approve else "is refused"
         return Reply(
             m.ConfirmationAnswered(
-                id=answered.id, name=name, approved=body.approve, message=f"the call of {name!r} {verdict}"
+                id=pending.id, name=name, approved=body.approve, message=f"the call of {name!r} {verdict}"
             )
         )
 
@@ -573,7 +578,9 @@ class _Api:
                     "POST",
                     "/api/mcp/confirmations/{id}",
                     "Answer a waiting call: `approve` true runs it, false refuses it. Only the caller who made it "
-                    "or an admin may; to anyone else it is 404. Audited as an action.",
+                    "or an admin may; to anyone else it is 404. Answered once the call took it, and then audited "
+                    f"as an action; an answer that came as the wait ended is 409 `{ANSWER_TOO_LATE}` (the call "
+                    "was refused as unanswered).",
                     "user",
                     body=m.ConfirmationAnswer,
                     response=m.ConfirmationAnswered,

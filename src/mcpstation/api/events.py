@@ -5,7 +5,9 @@ Each event is `event: <kind>` and `data: <StationEvent.to_dict() as JSON>`. The 
 `HEARTBEAT_S` keeps proxies from closing an idle stream. `log` events (servers' stderr and log
 lines) go to admins only; an event with an audience (a `confirmation`) to admins and that caller.
 Anyone but an admin hears only of the servers their visibility reaches: the snapshot holds those
-alone (`Station.status(caller)`), and an event about another server is not sent to them.
+alone (`Station.status(caller)`), and an event about another server is not sent to them. A stream
+that fell behind and lost events says so with a `lost` event (how many so far), so a client can
+fetch what it needs again (a waiting question from `GET /api/mcp/confirmations`).
 Streams end when the server shuts down (`EventStreams.close`).
 """
 
@@ -13,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -22,6 +25,7 @@ from mcpstation.api.redaction import Redactor
 from mcpstation.config.models import Role
 from mcpstation.pipeline import Caller
 from mcpstation.station import Station
+from mcpstation.wire import LOST_EVENT
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +60,7 @@ class EventStreams:
         """The SSE text for one client, until it goes away or the app closes."""
         admin = caller.role is Role.ADMIN
         with self.station.events.subscribe() as events:
+            told_lost = 0
             yield f"retry: {RETRY_MS}\n\n"
             snapshot = {"kind": "snapshot", "server": None, "at": 0.0, **self.station.status(caller).to_dict()}
             yield self.redactor.scrub(format_event("snapshot", snapshot))
@@ -67,6 +72,10 @@ class EventStreams:
                         event = await events.receive()
                     finally:
                         self._waiting.discard(scope)
+                if events.lost > told_lost:  # said as soon as seen, before the next event
+                    told_lost = events.lost
+                    notice = {"kind": LOST_EVENT, "server": None, "at": time.time(), "lost": told_lost}
+                    yield format_event(LOST_EVENT, notice)
                 if scope.cancelled_caught:
                     if not self.closed:
                         yield ": keep-alive\n\n"

@@ -351,12 +351,13 @@ class EventBody(_Body):
     `resource`: a subscribed resource changed upstream (`uri`; to those who can see its server) ·
     `confirmation`: a call waiting for a person's answer, by `state` (asked, approved, denied,
     withdrawn) with the `ConfirmationInfo` fields (admins and the caller who made the call only) ·
-    `snapshot` (first, on connect): every server, as `GET /api/mcp/servers`.
+    `snapshot` (first, on connect): every server, as `GET /api/mcp/servers` · `lost`: this stream
+    fell behind and lost events (`lost`: how many so far); fetch again what matters.
     """
 
     model_config = ConfigDict(extra="allow")
 
-    kind: Literal["state", "catalog", "server", "log", "resource", "confirmation", "snapshot"]
+    kind: Literal["state", "catalog", "server", "log", "resource", "confirmation", "snapshot", "lost"]
     server: str | None
     at: float
 

@@ -5,8 +5,10 @@
 `/api/mcp/confirmations` and announces it as a `confirmation` event, and the call waits. Here the
 station's event stream is followed while the call runs; the question bearing our tag is asked
 y/N on the terminal (`Confirm`, the same terminal asking as a one-shot call's) and the answer
-posted. The call's own answer (run, declined, unanswered) ends it all; a command that ends first
-(Ctrl-C) closes its connections, and the station withdraws the question and cancels the call.
+posted. A stream that fell behind and lost events says so (a `lost` event): the questions bearing
+our tag are then listed again, so none waits unseen; each is asked once. The call's own answer
+(run, declined, unanswered) ends it all; a command that ends first (Ctrl-C) closes its
+connections, and the station withdraws the question and cancels the call.
 
 The rest of `RemoteView` is loop-free on the standard library's `http.client`
 (`cli/_control_client.py` says why). Two things happen at once here, so this module runs an event
@@ -37,14 +39,12 @@ from mcpstation.cli._control_client import (
     path_segment,
 )
 from mcpstation.cli._view import Confirm, Shape
+from mcpstation.wire import ANSWER_TOO_LATE, CONFIRM_WAIT, CONFIRMATION_EVENT, LOST_EVENT, QuestionState
 
 logger = logging.getLogger("mcpstation.cli")
 
 EVENTS_PATH = "/api/events"
 CONFIRMATIONS_PATH = "/api/mcp/confirmations"
-QUESTION_EVENT = "confirmation"
-ASKED = "asked"  # a question's state when it starts waiting (`confirmations.QuestionState`)
-CONFIRM_WAIT = "wait"  # `?confirm=wait` (`mcpstation.api.app.CONFIRM_WAIT`)
 TAG_BYTES = 12  # of randomness in this command's tag: no other command's questions bear it
 
 
@@ -98,22 +98,38 @@ async def _call(station: RemoteStation, path: str, arguments: Shape, params: dic
 
 
 async def _answer_questions(client: httpx2.AsyncClient, lines: AsyncIterator[str], tag: str, confirm: Confirm) -> None:
-    """Ask the person each question of ours as the station announces it, and send the answer."""
+    """Ask the person each question of ours as the station announces it (or, after the stream lost
+    events, as it lists them), once each, and send the answer."""
+    asked: set[str] = set()
     try:
-        async for question in _questions(lines, tag):
-            approve = await confirm(str(question["text"]))
-            answered = await client.post(
-                f"{CONFIRMATIONS_PATH}/{path_segment(str(question['id']))}", json={"approve": approve}
-            )
-            if answered.status_code == 404:  # withdrawn meanwhile (nobody answered in time): the call says so
-                logger.info("the question was withdrawn before the answer arrived")
+        async for kind, event in _events(lines):
+            if kind == CONFIRMATION_EVENT and event.get("tag") == tag and event.get("state") == QuestionState.ASKED:
+                questions = [event]
+            elif kind == LOST_EVENT:  # one of ours may be among the lost: ask the station which wait
+                listed = await client.get(CONFIRMATIONS_PATH, params={"tag": tag})
+                questions = listed.json().get("confirmations", []) if listed.status_code == 200 else []
+            else:
+                continue
+            for question in questions:
+                question_id = str(question["id"])
+                if question_id in asked:
+                    continue
+                asked.add(question_id)
+                approve = await confirm(str(question["text"]))
+                answered = await client.post(
+                    f"{CONFIRMATIONS_PATH}/{path_segment(question_id)}", json={"approve": approve}
+                )
+                if answered.status_code == 404 or (
+                    answered.status_code == 409 and answered.json().get("type") == ANSWER_TOO_LATE
+                ):  # the wait ended first (nobody answered in time): the call says so
+                    logger.info("the question was withdrawn before the answer arrived")
     except httpx2.HTTPError as exc:
         # Nobody can be asked any more; the call's own answer (or its failure) tells the rest.
         logger.info("stopped following the running station's events: %r", exc)
 
 
-async def _questions(lines: AsyncIterator[str], tag: str) -> AsyncIterator[dict[str, Any]]:
-    """The questions asked with `tag`, from the Server-Sent Events' lines (`event:`, `data:`, blank)."""
+async def _events(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str, dict[str, Any]]]:
+    """The events (kind and data) from the Server-Sent Events' lines (`event:`, `data:`, blank)."""
     kind: str | None = None
     data: list[str] = []
     async for line in lines:
@@ -122,8 +138,8 @@ async def _questions(lines: AsyncIterator[str], tag: str) -> AsyncIterator[dict[
         elif line.startswith("data:"):
             data.append(line.removeprefix("data:").removeprefix(" "))
         elif not line:
-            if kind == QUESTION_EVENT and data:
+            if kind is not None and data:
                 event = json.loads("\n".join(data))
-                if isinstance(event, dict) and event.get("tag") == tag and event.get("state") == ASKED:
-                    yield event
+                if isinstance(event, dict):
+                    yield kind, event
             kind, data = None, []

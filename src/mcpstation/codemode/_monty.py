@@ -20,10 +20,14 @@ and travels with the state, so its limit holds across the pause.
 
 Monty reports a tripped limit as an exception inside the sandbox (`MemoryError: memory limit
 exceeded ...`); `_limit_of` is the one place that reads which, so an API change touches this file only.
+
+The library's runtime threads outlive the pool; loading it registers the exit hook that keeps an
+exit from aborting while one of them is still inside Python (`_exit.py`).
 """
 
 from __future__ import annotations
 
+import atexit
 from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -47,6 +51,7 @@ from pydantic_monty import (
     ResourceLimits,
 )
 
+from mcpstation.codemode._exit import let_foreign_threads_leave
 from mcpstation.codemode.limits import Limit
 from mcpstation.codemode.sandbox import Ending, HostFunction, Pauses, SandboxEnd, SandboxLimits
 
@@ -59,6 +64,8 @@ MIN_SUSPENSIONS = 200  # room for name lookups and sleeps in a run that calls fe
 KILL_GRACE_S = 2.0  # past the CPU limit, the pool kills a worker that did not stop itself
 WARM_WORKERS = 1  # started ahead of the first checkout, so a run seldom waits for a process to start
 CHECKOUTS_PER_WORKER = 1  # a worker process serves one checkout, then a fresh one replaces it
+
+atexit.register(let_foreign_threads_leave)
 
 
 @asynccontextmanager
