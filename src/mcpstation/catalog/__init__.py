@@ -1,6 +1,6 @@
 """The merged catalog: public names, conflicts, filters, lookups, typed results, search and token estimates."""
 
-from mcpstation.catalog._embed import Embedder, EmbeddingCache, default_embedder
+from mcpstation.catalog._embed import Embedder, EmbeddingCache, default_embedders
 from mcpstation.catalog.catalog import (
     Catalog,
     CatalogPrompt,
@@ -68,7 +68,7 @@ __all__ = [
     "ToolResult",
     "anthropic_tools",
     "content_size",
-    "default_embedder",
+    "default_embedders",
     "defer_anthropic_tools",
     "defer_openai_tools",
     "estimate_text_tokens",
