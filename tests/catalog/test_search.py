@@ -355,6 +355,11 @@ def test_each_model_embeds_its_own_text_and_all_rankings_are_fused():
     assert hits[0].score == pytest.approx(1.0)
 
 
+def test_more_models_than_the_fusion_has_shares_for_are_refused():
+    with pytest.raises(ValueError, match="at most 4 embedding models, got 5"):
+        ToolIndex.build(TOOLS[:3], embedders=[TrigramEmbedder(str(i)) for i in range(5)])
+
+
 def test_sentence_text_is_name_title_and_first_sentence():
     tool = _tool("notion", "API-post-search", "Search pages by title. Returns at most 100 results. Slow.")
     titled = dataclasses.replace(tool, definition=tool.definition.model_copy(update={"title": "Search Notion"}))

@@ -50,6 +50,7 @@ DESCRIPTION_CHARS = 4000  # text past this in one description is indexed no furt
 # 0.6 with two). Chosen over reciprocal-rank fusion and over one fused similarity on the dev splits: each
 # small model ranks worse than BM25F alone here, so they break ties and rescue paraphrases rather than lead.
 MODEL_SHARE = 0.2
+MAX_EMBEDDERS = 4  # each takes MODEL_SHARE of the score: past this the lexical ranking would keep nothing
 FUSION_DEPTH = 50  # candidates each ranking contributes to the fusion
 
 
@@ -202,7 +203,12 @@ class ToolIndex:
 
         With `embedders`, every tool's text is embedded by each too (the slow part: keep `cache` across
         builds so that unchanged tools are not embedded again).
+
+        Raises:
+            ValueError: more than MAX_EMBEDDERS embedders.
         """
+        if len(embedders) > MAX_EMBEDDERS:
+            raise ValueError(f"tool search fuses at most {MAX_EMBEDDERS} embedding models, got {len(embedders)}")
         by_server: dict[str, list[CatalogTool]] = {}
         for tool in tools:
             by_server.setdefault(tool.server, []).append(tool)
