@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import hashlib
-from datetime import UTC, datetime, timedelta
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 import pytest
 import sqlalchemy as sa
@@ -11,7 +12,7 @@ from store_helpers import StoreTarget
 
 from mcpstation.errors import StoreError, UsageError
 from mcpstation.outcomes import Outcome
-from mcpstation.store import CallEntry, Store
+from mcpstation.store import CallEntry, CallPrincipal, Store
 
 pytestmark = pytest.mark.anyio
 
@@ -100,3 +101,35 @@ async def test_recorded_action_is_listed(store: Store) -> None:
     assert listed == action
     assert listed.detail == {"reason": "config changed"}
     assert await store.list_actions(server="other") == ()
+
+
+@pytest.mark.parametrize("keep_arguments", [False, True])
+async def test_written_calls_read_back_as_recorded_ones(store_target: StoreTarget, keep_arguments: bool) -> None:
+    """`write_calls` (the audit trail's batches; plain rows to the driver on SQLite) stores what
+    `record_calls` stores: every column reads back equal, the id aside."""
+    who = CallPrincipal("https://idp.example", "alice", client_id="cli", token_id="t1")
+    entries = [
+        CallEntry("s", "add", Outcome.OK, 0.01, caller="bot", arguments={"n": 1, "é": [1.5, None]},
+                  at=datetime(2026, 3, 1, 12, 0, 0, tzinfo=UTC), upstream="none python"),
+        CallEntry("s", "add", Outcome.TOOL_ERROR, 2.0, error="x" * 5000, kind="tools/call", principal=who,
+                  via="code", run_id="r" * 300, at=datetime(2026, 3, 1, 13, 0, 0, 5, tzinfo=timedelta_zone(2))),
+        CallEntry("s", "read", Outcome.CANCELLED, 0.0, arguments=None),
+    ]  # fmt: skip
+    async with await store_target.open(keep_call_arguments=keep_arguments) as store:
+        recorded = await store.record_calls(entries)
+        await store.write_calls(entries)
+        listed = sorted(await store.list_calls(limit=10), key=lambda record: record.id)
+
+    assert listed[: len(entries)] == list(recorded)
+    written = listed[len(entries) :]
+    unstamped = len(entries) - 1  # no `at`: stamped when written, so the two differ there
+    assert [replace(r, id=0) for r in written[:unstamped]] == [replace(r, id=0) for r in recorded[:unstamped]]
+    assert replace(written[-1], id=0, at=recorded[-1].at) == replace(recorded[-1], id=0)
+    assert written[-1].at >= recorded[-1].at
+    assert written[1].at == datetime(2026, 3, 1, 11, 0, 0, 5, tzinfo=UTC)
+    assert written[1].error == "x" * 4000 and written[1].run_id == "r" * 200
+    assert written[0].arguments == ({"n": 1, "é": [1.5, None]} if keep_arguments else None)
+
+
+def timedelta_zone(hours: int) -> tzinfo:
+    return timezone(timedelta(hours=hours))

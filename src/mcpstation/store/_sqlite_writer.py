@@ -63,8 +63,9 @@ class SqliteWriter:
         self._transactions.wrote()
         return ids
 
-    async def insert(self, statement: Insert, rows: Sequence[Mapping[str, Any]], *, doing: str) -> None:
-        """Run `statement` (an INSERT) for `rows` in one transaction, as one `executemany`.
+    async def insert_rows(self, sql: str, rows: Sequence[tuple[Any, ...]], *, doing: str) -> None:
+        """Run `sql` (an INSERT with qmark parameters) for `rows`, values already in the driver's
+        terms, in one transaction as one `executemany`: no statement compiled, no value processed.
 
         Raises:
             StoreError: the database refused or failed (rolled back); `StoreUnavailable` when it cannot be reached.
@@ -75,7 +76,7 @@ class SqliteWriter:
 
         def run() -> None:
             with self._engine.begin() as connection:
-                connection.execute(statement, list(rows))
+                connection.exec_driver_sql(sql, list(rows))
 
         try:
             await anyio.to_thread.run_sync(run, limiter=self._one)
