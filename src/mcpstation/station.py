@@ -216,7 +216,7 @@ class Station:
                 self.pool.get,
                 self._offline_reason,
                 answers={RequestKind.RUN_CODE: self._code_runner},
-                per_user=self.user_connections.connection_for,
+                per_user=self.user_connections,
             ),
             visibility=self.visibility,
             bounds=Bounds(lambda: self.config.station, self._server_cap),
