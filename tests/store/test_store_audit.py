@@ -13,6 +13,7 @@ from store_helpers import StoreTarget
 from mcpstation.errors import StoreError, UsageError
 from mcpstation.outcomes import Outcome
 from mcpstation.store import CallEntry, CallPrincipal, Store
+from mcpstation.store._call_rows import ROWS_PER_INSERT
 
 pytestmark = pytest.mark.anyio
 
@@ -133,3 +134,15 @@ async def test_written_calls_read_back_as_recorded_ones(store_target: StoreTarge
 
 def timedelta_zone(hours: int) -> tzinfo:
     return timezone(timedelta(hours=hours))
+
+
+async def test_a_written_batch_larger_than_one_insert_keeps_every_call_in_order(store: Store) -> None:
+    count = 3 * ROWS_PER_INSERT + 1  # SQLite: several multi-row statements in one transaction
+    entries = [CallEntry("s", "add", Outcome.OK, 0.01, arguments={"n": n}) for n in range(count)]
+
+    await store.write_calls(entries)
+
+    listed = sorted(await store.list_calls(limit=count + 1), key=lambda record: record.id)
+    assert [r.argument_sha256 for r in listed] == [
+        hashlib.sha256(f'{{"n":{n}}}'.encode()).hexdigest() for n in range(count)
+    ]

@@ -4,16 +4,20 @@
 themselves only when the store keeps them, texts cut to their columns). `record_calls` builds a
 `CallRecord` from it and inserts through SQLAlchemy on every database. The audit trail's batches on
 a SQLite file (`write_calls`) skip the record object and the parameter dictionary per row: the
-values go to the driver as plain tuples in one `executemany` (`CALL_INSERT_SQL`), the few that
-the driver cannot take as they are (the time, kept arguments) converted by the SQLite dialect's
-own bind processors, so such a row reads back exactly as one written through SQLAlchemy.
+values go to the driver as multi-row INSERTs (`sqlite_inserts`), the few that the driver cannot
+take as they are (the time, kept arguments) converted by the SQLite dialect's own bind
+processors, so such a row reads back exactly as one written through SQLAlchemy.
+
+A multi-row INSERT rather than `executemany`: the driver releases the GIL for every statement it
+steps, and takes it back for the next row's values, so a row-per-step batch hands the GIL to and
+fro with the event loop once per row while the loop is answering calls.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.dialects import sqlite
@@ -29,8 +33,9 @@ MAX_ERROR_CHARS = 4000  # error text kept per audited call; the rest is cut
 CALL_COLUMNS = tuple(column.name for column in call_audit.columns if column.name != "id")
 """`call_audit`'s columns but the id the database assigns, in table order (`CallRecord`'s field order)."""
 
-CALL_INSERT_SQL = f"INSERT INTO call_audit ({', '.join(CALL_COLUMNS)}) VALUES ({', '.join('?' * len(CALL_COLUMNS))})"
-"""The SQLite driver's insert of one row of `sqlite_row` values (qmark parameters)."""
+ROWS_PER_INSERT = 999 // len(CALL_COLUMNS)  # SQLite before 3.32 binds at most 999 values per statement
+_INSERT_HEAD = f"INSERT INTO call_audit ({', '.join(CALL_COLUMNS)}) VALUES "
+_ROW_MARKS = "(" + ", ".join("?" * len(CALL_COLUMNS)) + ")"
 
 
 def canonical_json(arguments: Mapping[str, Any]) -> bytes:
@@ -86,14 +91,22 @@ def _sqlite_processors() -> tuple[tuple[int, Callable[[Any], Any], Any], ...]:
 _SQLITE_PROCESSORS = _sqlite_processors()
 
 
-def sqlite_row(entry: CallEntry, *, keep_arguments: bool) -> tuple[Any, ...]:
-    """`call_values` in the SQLite driver's terms, for `CALL_INSERT_SQL`.
+def sqlite_inserts(entries: Sequence[CallEntry], *, keep_arguments: bool) -> list[tuple[str, list[Any]]]:
+    """The rows of `entries` as multi-row INSERTs for the SQLite driver (qmark parameters): each
+    statement with its values in order, at most `ROWS_PER_INSERT` rows each.
 
     Raises:
-        UsageError: the entry's outcome is not a `CallOutcome`.
+        UsageError: an entry's outcome is not a `CallOutcome`.
     """
-    values = list(call_values(entry, keep_arguments=keep_arguments))
-    for position, process, none in _SQLITE_PROCESSORS:
-        value = values[position]
-        values[position] = none if value is None else process(value)
-    return tuple(values)
+    inserts = []
+    for start in range(0, len(entries), ROWS_PER_INSERT):
+        chunk = entries[start : start + ROWS_PER_INSERT]
+        values: list[Any] = []
+        for entry in chunk:
+            row = list(call_values(entry, keep_arguments=keep_arguments))
+            for position, process, none in _SQLITE_PROCESSORS:
+                value = row[position]
+                row[position] = none if value is None else process(value)
+            values.extend(row)
+        inserts.append((_INSERT_HEAD + ", ".join([_ROW_MARKS] * len(chunk)), values))
+    return inserts

@@ -63,9 +63,9 @@ class SqliteWriter:
         self._transactions.wrote()
         return ids
 
-    async def insert_rows(self, sql: str, rows: Sequence[tuple[Any, ...]], *, doing: str) -> None:
-        """Run `sql` (an INSERT with qmark parameters) for `rows`, values already in the driver's
-        terms, in one transaction as one `executemany`: no statement compiled, no value processed.
+    async def execute_all(self, statements: Sequence[tuple[str, Sequence[Any]]], *, doing: str) -> None:
+        """Run each `(sql, values)` (qmark parameters, values already in the driver's terms) in one
+        transaction: no statement compiled, no value processed.
 
         Raises:
             StoreError: the database refused or failed (rolled back); `StoreUnavailable` when it cannot be reached.
@@ -76,7 +76,8 @@ class SqliteWriter:
 
         def run() -> None:
             with self._engine.begin() as connection:
-                connection.exec_driver_sql(sql, list(rows))
+                for sql, values in statements:
+                    connection.exec_driver_sql(sql, tuple(values))
 
         try:
             await anyio.to_thread.run_sync(run, limiter=self._one)

@@ -40,7 +40,7 @@ from mcpstation.errors import StoreConflict, StoreError, UsageError
 from mcpstation.file_lock import file_lock
 from mcpstation.outcomes import Outcome
 from mcpstation.store import _catalog, _changes, _migrate, _oauth, _pins, _user_oauth
-from mcpstation.store._call_rows import CALL_INSERT_SQL, call_values, sqlite_row
+from mcpstation.store._call_rows import call_values, sqlite_inserts
 from mcpstation.store._engine import create_engine
 from mcpstation.store._location import database_url, sqlite_file
 from mcpstation.store._locks import ProcessLocks, lock_file, take_advisory_lock
@@ -461,10 +461,10 @@ class Store:
             records = [_new_call_record(entry, keep_arguments=self._keep_call_arguments) for entry in entries]
             await self._insert_calls(records, returning=False)
             return
-        # SQLite file: plain tuples to the driver, no record object or parameter dictionary per row.
-        rows = [sqlite_row(entry, keep_arguments=self._keep_call_arguments) for entry in entries]
+        # SQLite file: plain values to the driver, no record object or parameter dictionary per row.
+        inserts = sqlite_inserts(entries, keep_arguments=self._keep_call_arguments)
         self._check_open()
-        await self._writer.insert_rows(CALL_INSERT_SQL, rows, doing=_auditing(entries[0], len(rows)))
+        await self._writer.execute_all(inserts, doing=_auditing(entries[0], len(entries)))
 
     async def _insert_calls(self, records: Sequence[CallRecord], *, returning: bool) -> Sequence[int]:
         """Insert `records` in one transaction; their ids in order when `returning`, else nothing."""
