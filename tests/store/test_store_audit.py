@@ -8,12 +8,14 @@ from datetime import UTC, datetime, timedelta, timezone, tzinfo
 
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite
 from store_helpers import StoreTarget
 
 from mcpstation.errors import StoreError, UsageError
 from mcpstation.outcomes import Outcome
 from mcpstation.store import CallEntry, CallPrincipal, Store
-from mcpstation.store._call_rows import ROWS_PER_INSERT
+from mcpstation.store._call_rows import ROWS_PER_INSERT, sqlite_inserts
+from mcpstation.store._schema import call_audit
 
 pytestmark = pytest.mark.anyio
 
@@ -146,3 +148,15 @@ async def test_a_written_batch_larger_than_one_insert_keeps_every_call_in_order(
     assert [r.argument_sha256 for r in listed] == [
         hashlib.sha256(f'{{"n":{n}}}'.encode()).hexdigest() for n in range(count)
     ]
+
+
+@pytest.mark.parametrize(
+    "at",
+    [datetime(2026, 3, 1, 11, 0, 0, 5, tzinfo=UTC), datetime(2026, 3, 1, tzinfo=UTC), datetime(999, 1, 1, tzinfo=UTC)],
+)
+def test_a_written_time_is_stored_as_the_sqlite_dialect_stores_it(at: datetime) -> None:
+    dialect = sqlite.dialect()
+    process = call_audit.c.at.type.dialect_impl(dialect).bind_processor(dialect)
+    (_, values), *_ = sqlite_inserts([CallEntry("s", "t", Outcome.OK, 0.0, at=at)], keep_arguments=False)
+
+    assert values[0] == process(at)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.dialects import sqlite
@@ -76,12 +77,21 @@ def call_values(entry: CallEntry, *, keep_arguments: bool) -> tuple[Any, ...]:
     )
 
 
+def _sqlite_time(value: datetime) -> str:
+    """An aware UTC time as SQLite's dialect stores it (`2026-03-01 11:00:00.000005`), without its
+    general-purpose formatter: the one value of every row that needs converting."""
+    return value.replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
 def _sqlite_processors() -> tuple[tuple[int, Callable[[Any], Any], Any], ...]:
     """(position, processor, what it makes of None) of each column whose value SQLite's dialect
     converts before binding (None is converted once here: a JSON column stores it as `null`)."""
     dialect = sqlite.dialect()
     found = []
     for position, name in enumerate(CALL_COLUMNS):
+        if name == "at":  # always aware UTC here (`call_values`); read back by the dialect
+            found.append((position, _sqlite_time, None))
+            continue
         process = call_audit.c[name].type.dialect_impl(dialect).bind_processor(dialect)
         if process is not None:
             found.append((position, process, process(None)))
