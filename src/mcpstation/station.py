@@ -178,6 +178,7 @@ class Station:
             else None
         )
         self._audit = AuditTrail(store, upstream_of=self._upstream_of) if store is not None else None
+        self._upstreams: dict[str, tuple[AnyServerSpec, str]] = {}  # server -> (its spec, `_upstream_of` it)
         self.store_gate = StoreGate(store) if store is not None else None
         self._caller_layers: list[Layer] = []
         self._arguments = ArgumentCheck(lambda: self.catalog)
@@ -215,7 +216,7 @@ class Station:
                 self.pool.get,
                 self._offline_reason,
                 answers={RequestKind.RUN_CODE: self._code_runner},
-                per_user=self.user_connections.connection_for,
+                per_user=self.user_connections,
             ),
             visibility=self.visibility,
             bounds=Bounds(lambda: self.config.station, self._server_cap),
@@ -261,13 +262,17 @@ class Station:
         self.requests = self._compose()
 
     def _upstream_of(self, server: str) -> str | None:
-        """What a request to `server` reaches, and as whom: `token-exchange https://jira.example/mcp`."""
+        """What a request to `server` reaches, and as whom: `token-exchange https://jira.example/mcp`
+        (in every audit record: worked out once per spec object, as a change brings a new one)."""
         spec = self.roster.spec(server)
         if spec is None:
             return None
-        url: str | None = getattr(spec, "url", None)
-        where = url.split("?", 1)[0] if url else getattr(spec, "command", None) or spec.transport
-        return f"{spec.auth.upstream} {where}"
+        known = self._upstreams.get(server)
+        if known is None or known[0] is not spec:
+            url: str | None = getattr(spec, "url", None)
+            where = url.split("?", 1)[0] if url else getattr(spec, "command", None) or spec.transport
+            known = self._upstreams[server] = (spec, f"{spec.auth.upstream} {where}")
+        return known[1]
 
     def _sealer(self) -> Sealer:
         """The key sealing users' upstream grants (`[auth] token_key`, else a key file beside the store).

@@ -37,7 +37,13 @@ from mcpstation.connection import ConnectionState, ServerConnection, SessionHook
 from mcpstation.errors import IdentityProblem, ServerUnavailable, UpstreamIdentityError, UsageError
 from mcpstation.host.oauth.exchange import TokenClient, TokenFailure, TokenKey, UpstreamTokenError, UpstreamTokens
 from mcpstation.host.oauth.minted import MintedTokenAuth
-from mcpstation.host.oauth.upstream_hooks import UserHooks, per_user_spec, token_client, upstream_resource
+from mcpstation.host.oauth.upstream_hooks import (
+    UserHooks,
+    exchanges,
+    per_user_spec,
+    token_client,
+    upstream_resource,
+)
 from mcpstation.host.oauth.user_grants import NeedsAuthorization, UserGrants
 from mcpstation.host.oauth.user_records import is_user_oauth
 from mcpstation.pipeline import Principal, Request
@@ -90,7 +96,12 @@ class UserConnections:
         """`user`'s open connections."""
         return [c for (who, _), c in self._connections.items() if who == user]
 
-    # -- the router's question ----------------------------------------------------------------------
+    # -- the router's questions ---------------------------------------------------------------------
+
+    def reaches_each_user(self, server: str) -> bool:
+        """Whether requests to `server` go over each caller's own connection (token exchange, user-oauth)."""
+        spec = self._spec_of(server)
+        return spec is not None and (exchanges(spec) or is_user_oauth(spec))
 
     async def connection_for(self, request: Request) -> ServerConnection | None:
         """The caller's own connection to `request.server`, ready; None when that server is reached

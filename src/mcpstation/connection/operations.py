@@ -38,9 +38,9 @@ class Operation(Protocol[T_co]):
         """Whether sending it twice does no harm (a read); a tool call may act, so it is not."""
         ...
 
-    async def send(
+    def send(
         self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
-    ) -> T_co:
+    ) -> Awaitable[T_co]:
         """Send it and return the SDK's result; timeouts surface as `TimeoutError` or `MCPError`."""
         ...
 
@@ -75,12 +75,13 @@ class CallTool(_Plain):
     def target(self) -> str:
         return self.tool
 
-    async def send(
+    def send(
         self, client: Client, *, timeout_s: float, progress: ProgressFnT | None, meta: types.RequestParamsMeta | None
-    ) -> types.CallToolResult:
+    ) -> Awaitable[types.CallToolResult]:
         # The SDK's own per-request timeout: it cancels the request on the server, and costs less
-        # than a cancel scope of our own around the call.
-        return await client.call_tool(
+        # than a cancel scope of our own around the call. The SDK's coroutine is handed back rather
+        # than awaited here: no frame of ours on the call's await chain.
+        return client.call_tool(
             self.tool, dict(self.arguments), read_timeout_seconds=timeout_s, progress_callback=progress, meta=meta
         )
 

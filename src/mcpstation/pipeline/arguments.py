@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import difflib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcpstation.catalog import AnyResult, Catalog, CatalogTool
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.kinds import KINDS
-from mcpstation.pipeline.request import Handler, Request
+from mcpstation.pipeline.request import Handler, Request, answered
 
 if TYPE_CHECKING:
     import jsonschema_rs  # loaded at the first call to check, not with the station
@@ -45,21 +45,22 @@ class ArgumentCheck:
         self._compiled: dict[tuple[str, str], tuple[Mapping[str, Any], jsonschema_rs.Validator | None]] = {}
 
     def __call__(self, handler: Handler) -> Handler:
-        async def checked(request: Request) -> AnyResult:
+        def checked(request: Request) -> Awaitable[AnyResult]:
             if not KINDS[request.kind].checks_arguments:
-                return await handler(request)
+                return handler(request)
             entry = self._catalog().tools.get(request.name)
             if entry is None or entry.server != request.server or entry.tool != request.target:
-                return await handler(request)  # the catalog moved on since resolution; the server judges
+                return handler(request)  # the catalog moved on since resolution; the server judges
             validator = self.validator(entry)
             arguments = request.arguments if isinstance(request.arguments, dict) else dict(request.arguments)
             try:
                 if validator is None or validator.is_valid(_nulls_as_absent(arguments, entry.input_schema)):
-                    return await handler(request)
+                    return handler(request)
             except ValueError:  # not JSON values (a library caller's own objects): the SDK and server judge
-                return await handler(request)
+                return handler(request)
             message, details = refusal(entry, arguments, validator)
-            return request.fail(Outcome.REFUSED, message, structured={"success": False, "error": message, **details})
+            structured = {"success": False, "error": message, **details}
+            return answered(request.fail(Outcome.REFUSED, message, structured=structured))
 
         return checked
 
@@ -77,7 +78,10 @@ def _nulls_as_absent(arguments: dict[str, Any], schema: Mapping[str, Any]) -> di
     """The arguments judged: a top-level null for a key the schema does not require counts as the
     key left out. Models send it for "not given" (a strict provider schema makes every optional
     key required and nullable), and servers read it that way; the call still carries the null."""
-    if not any(value is None for value in arguments.values()):
+    for value in arguments.values():  # a plain loop: this runs on every call, and most have no null
+        if value is None:
+            break
+    else:
         return arguments
     required = schema.get("required", ())
     required_keys = set(required) if isinstance(required, list) else set()

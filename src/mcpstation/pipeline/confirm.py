@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import enum
 import fnmatch
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 
@@ -57,13 +57,19 @@ class ConfirmTier:
 
     def needs(self, server: str, tool: str) -> bool:
         """Whether a call of `server`'s own tool `tool` waits for a person's answer."""
+        patterns = self._settings().confirm_tools
+        if not patterns:
+            return False
         key = f"{server}/{tool}"
-        return any(fnmatch.fnmatchcase(key, pattern) for pattern in self._settings().confirm_tools)
+        return any(fnmatch.fnmatchcase(key, pattern) for pattern in patterns)
 
     def __call__(self, handler: Handler) -> Handler:
-        async def confirmed(request: Request) -> AnyResult:
+        def confirmed(request: Request) -> Awaitable[AnyResult]:
             if request.kind is not RequestKind.CALL_TOOL or not self.needs(request.server, request.target):
-                return await handler(request)
+                return handler(request)
+            return asked(request)
+
+        async def asked(request: Request) -> AnyResult:
             refused = await self._answer(request)
             if refused is None:
                 return await handler(request)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 import mcp_types as types
 from mcp.shared.exceptions import MCPError
@@ -30,14 +30,24 @@ from mcpstation.connection import ServerConnection
 from mcpstation.errors import CallError, RemoteError, ServerError, UpstreamIdentityError
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.kinds import KINDS, RequestKind, Upstream
-from mcpstation.pipeline.request import Handler, Request
+from mcpstation.pipeline.request import Handler, Request, answered
 
 CALLER_META_KEY = "io.mcpstation/caller"
 """`_meta` key carrying the caller to the station's own in-process servers (never to others)."""
 
-PerUserConnection = Callable[[Request], Awaitable[ServerConnection | None]]
-"""The caller's own ready connection to the request's server; None: the server is reached over its
-shared connection. Raises a `CallError` or `ServerError` to refuse."""
+
+class PerUser(Protocol):
+    """Connections of the servers that see each user (`auth.upstream`), one per caller."""
+
+    def reaches_each_user(self, server: str) -> bool:
+        """Whether requests to `server` go over each caller's own connection."""
+        ...
+
+    async def connection_for(self, request: Request) -> ServerConnection | None:
+        """The caller's own ready connection to the request's server; None: the server is reached
+        over its shared connection. Raises a `CallError` or `ServerError` to refuse."""
+        ...
+
 
 AUTHORIZATION_URL = "authorization_url"
 """Key of a refused tool result's structured data: where the caller authorizes the server (user-oauth)."""
@@ -56,7 +66,7 @@ class Router:
         offline_reason: Callable[[str], str | None],
         *,
         answers: Mapping[RequestKind, Handler] | None = None,
-        per_user: PerUserConnection | None = None,
+        per_user: PerUser | None = None,
     ) -> None:
         """`answers`: the handlers of the kinds the station answers itself (their row has no `operation`)."""
         self._connection_of = connection_of
@@ -64,17 +74,28 @@ class Router:
         self._answers = dict(answers or {})
         self._per_user = per_user
 
-    async def __call__(self, request: Request) -> AnyResult:
+    def __call__(self, request: Request) -> Awaitable[AnyResult]:
         upstream = KINDS[request.kind].upstream
         if upstream is None:
             answer = self._answers.get(request.kind)
             if answer is None:
-                return request.fail(Outcome.UNAVAILABLE, f"this station does not answer {request.kind} requests")
-            return await answer(request)
+                return answered(
+                    request.fail(Outcome.UNAVAILABLE, f"this station does not answer {request.kind} requests")
+                )
+            return answer(request)
+        per_user = self._per_user
+        if per_user is None or not per_user.reaches_each_user(request.server):
+            # The common case at once: no frame of ours between the layers and the send.
+            connection = self._connection_of(request.server)
+            if connection is not None and connection.is_ready:
+                return self._send(request, connection, upstream, request.timeout_s, time.perf_counter())
+        return self._route(request, upstream)
+
+    async def _route(self, request: Request, upstream: Upstream) -> AnyResult:
         started = time.perf_counter()
         if self._per_user is not None:
             try:
-                own = await self._per_user(request)
+                own = await self._per_user.connection_for(request)
             except (CallError, ServerError) as exc:
                 url = exc.authorization_url if isinstance(exc, UpstreamIdentityError) else None
                 structured = {"success": False, "error": str(exc), AUTHORIZATION_URL: url} if url else None

@@ -20,6 +20,7 @@ lost record is logged and counted by the audit writer.
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -63,16 +64,24 @@ class StoreGate:
             self._last_probe = anyio.current_time()
 
     def layer(self, handler: Handler) -> Handler:
-        async def gated(request: Request) -> AnyResult:
-            if request.caller.face.answers_leave_process and not await self.is_open():
+        async def after_check(request: Request) -> AnyResult:
+            if not await self.is_open():
                 self.refused += 1
                 if self.refused == 1:
                     logger.warning("the store cannot be reached; refusing requests whose answers it must record first")
                 return request.fail(Outcome.STORE_DOWN, _reason(self.store.outage))
+            return await passed(request)
+
+        def passed(request: Request) -> Awaitable[AnyResult]:
             if self.refused and self.store.outage is None:
                 logger.warning("the store is back; %d requests were refused while it was down", self.refused)
                 self.refused = 0
-            return await handler(request)
+            return handler(request)
+
+        def gated(request: Request) -> Awaitable[AnyResult]:
+            if request.caller.face.answers_leave_process and self.store.outage is not None:
+                return after_check(request)  # down, or back: `is_open` finds out
+            return passed(request)
 
         return gated
 

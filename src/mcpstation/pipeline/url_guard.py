@@ -9,7 +9,7 @@ its template (or the URI itself when it is a web address).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import PurePath
 
 from mcpstation.catalog import AnyResult
@@ -76,12 +76,14 @@ class UrlGuardLayer:
         return judged[1]
 
     def __call__(self, handler: Handler) -> Handler:
-        async def guarded(request: Request) -> AnyResult:
-            if self.is_guarded(request.server):
-                verdict = await self.guard.check_arguments(request.arguments, extra=request.url_candidates())
-                if verdict is not None and not verdict.allowed:
-                    logger.warning("refused %s %s: %s", request.kind, request.name, verdict.reason)
-                    return request.refuse(verdict.refusal())
+        async def judged(request: Request) -> AnyResult:
+            verdict = await self.guard.check_arguments(request.arguments, extra=request.url_candidates())
+            if verdict is not None and not verdict.allowed:
+                logger.warning("refused %s %s: %s", request.kind, request.name, verdict.reason)
+                return request.refuse(verdict.refusal())
             return await handler(request)
+
+        def guarded(request: Request) -> Awaitable[AnyResult]:
+            return judged(request) if self.is_guarded(request.server) else handler(request)
 
         return guarded

@@ -11,14 +11,14 @@ lacking only scopes with 403 `insufficient_scope` before it gets here, naming th
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from mcpstation.catalog import AnyResult
 from mcpstation.config.models import AnyServerSpec, Role
 from mcpstation.outcomes import Outcome
 from mcpstation.pipeline.caller import Caller
 from mcpstation.pipeline.kinds import KINDS
-from mcpstation.pipeline.request import Handler, Request
+from mcpstation.pipeline.request import Handler, Request, answered
 
 SpecLookup = Callable[[str], AnyServerSpec | None]
 
@@ -62,15 +62,15 @@ class Visibility:
     def layer(self, handler: Handler) -> Handler:
         """The outermost layer: a hidden entry answers exactly like an unknown one."""
 
-        async def visible_only(request: Request) -> AnyResult:
+        def visible_only(request: Request) -> Awaitable[AnyResult]:
             caller = request.caller
             row = KINDS[request.kind]
             if row.every_caller:  # the station's own kind: each request it makes is judged itself
-                return await handler(request)
+                return handler(request)
             if caller.role is Role.ADMIN and not self.missing_scopes(caller, request.server):
-                return await handler(request)
+                return handler(request)
             if self.can_see(caller, request.server, request.target if row.roles_by_target else None):
-                return await handler(request)
-            return request.fail(Outcome.NOT_FOUND, row.not_found(request.name))
+                return handler(request)
+            return answered(request.fail(Outcome.NOT_FOUND, row.not_found(request.name)))
 
         return visible_only

@@ -63,8 +63,9 @@ class SqliteWriter:
         self._transactions.wrote()
         return ids
 
-    async def insert(self, statement: Insert, rows: Sequence[Mapping[str, Any]], *, doing: str) -> None:
-        """Run `statement` (an INSERT) for `rows` in one transaction, as one `executemany`.
+    async def execute_all(self, statements: Sequence[tuple[str, Sequence[Any]]], *, doing: str) -> None:
+        """Run each `(sql, values)` (qmark parameters, values already in the driver's terms) in one
+        transaction: no statement compiled, no value processed.
 
         Raises:
             StoreError: the database refused or failed (rolled back); `StoreUnavailable` when it cannot be reached.
@@ -75,7 +76,8 @@ class SqliteWriter:
 
         def run() -> None:
             with self._engine.begin() as connection:
-                connection.execute(statement, list(rows))
+                for sql, values in statements:
+                    connection.exec_driver_sql(sql, tuple(values))
 
         try:
             await anyio.to_thread.run_sync(run, limiter=self._one)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import json
 import logging
 import os
 import secrets
@@ -41,13 +40,13 @@ from mcpstation.errors import StoreConflict, StoreError, UsageError
 from mcpstation.file_lock import file_lock
 from mcpstation.outcomes import Outcome
 from mcpstation.store import _catalog, _changes, _migrate, _oauth, _pins, _user_oauth
+from mcpstation.store._call_rows import call_values, sqlite_inserts
 from mcpstation.store._engine import create_engine
 from mcpstation.store._location import database_url, sqlite_file
 from mcpstation.store._locks import ProcessLocks, lock_file, take_advisory_lock
 from mcpstation.store._outage import StoreOutage
 from mcpstation.store._schema import (
     NAME_LENGTH,
-    URL_LENGTH,
     api_tokens,
     call_audit,
     dynamic_servers,
@@ -75,7 +74,6 @@ from mcpstation.store.records import (
     ACTION_REVOKE_TOKEN,
     ACTION_SUSPEND,
     ACTION_UPDATE,
-    CALL_OUTCOMES,
     CHANGE_OF_ACTION,
     ROLES,
     SERVER_STATUSES,
@@ -101,7 +99,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_LIST_LIMIT = 100
 MIGRATE_ATTEMPTS = 5  # a new SQLite file opened by several processes at once: the losers retry
 MIGRATE_RETRY_DELAY_S = 0.05  # first pause before a retry; it grows by this much each time
-MAX_ERROR_CHARS = 4000  # error text kept per audited call; the rest is cut
 TOKEN_PREFIX = "mcps_"  # makes a leaked token recognisable to secret scanners
 TOKEN_BYTES = 32
 LAST_USED_RESOLUTION_S = 60.0  # `last_used_at` is rewritten at most this often per token
@@ -458,25 +455,24 @@ class Store:
             UsageError: an entry's outcome is not a `CallOutcome` (nothing is written).
             StoreError: the database refused or failed (nothing is written).
         """
-        records = [_new_call_record(entry, keep_arguments=self._keep_call_arguments) for entry in entries]
-        if records:
+        if not entries:
+            return
+        if self._writer is None:
+            records = [_new_call_record(entry, keep_arguments=self._keep_call_arguments) for entry in entries]
             await self._insert_calls(records, returning=False)
+            return
+        # SQLite file: plain values to the driver, no record object or parameter dictionary per row.
+        inserts = sqlite_inserts(entries, keep_arguments=self._keep_call_arguments)
+        self._check_open()
+        await self._writer.execute_all(inserts, doing=_auditing(entries[0], len(entries)))
 
     async def _insert_calls(self, records: Sequence[CallRecord], *, returning: bool) -> Sequence[int]:
         """Insert `records` in one transaction; their ids in order when `returning`, else nothing."""
-        first = records[0]
-        doing = (
-            f"auditing a call to {first.server!r}/{first.tool!r}"
-            if len(records) == 1
-            else f"auditing {len(records)} calls"
-        )
+        doing = _auditing(records[0], len(records))
         rows = [_row_values(record) for record in records]
-        if self._writer is not None:
+        if self._writer is not None and returning:
             self._check_open()
-            if returning:
-                return await self._writer.insert_returning_ids(_CALL_INSERT_RETURNING, rows, doing=doing)
-            await self._writer.insert(_CALL_INSERT, rows, doing=doing)
-            return ()
+            return await self._writer.insert_returning_ids(_CALL_INSERT_RETURNING, rows, doing=doing)
         async with self._transaction(write=True, doing=doing) as session:
             if returning:
                 return [int(i) for i in (await session.execute(_CALL_INSERT_RETURNING, rows)).scalars().all()]
@@ -972,49 +968,19 @@ def _limit(limit: int) -> int:
     return limit
 
 
-def _canonical_json(arguments: Mapping[str, Any]) -> bytes:
-    # Sorted keys and no spaces: equal arguments hash equal whatever order the LLM wrote them in.
-    text = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=repr)
-    return text.encode("utf-8")
-
-
 # Built once: constructing the statement costs more than a single-row batch's own work.
 _CALL_INSERT = sa.insert(call_audit)
 _CALL_INSERT_RETURNING = _CALL_INSERT.returning(call_audit.c.id, sort_by_parameter_order=True)
 
 
+def _auditing(first: CallEntry | CallRecord, count: int) -> str:
+    """What a failed audit write was doing, for its error."""
+    return f"auditing a call to {first.server!r}/{first.tool!r}" if count == 1 else f"auditing {count} calls"
+
+
 def _new_call_record(entry: CallEntry, *, keep_arguments: bool) -> CallRecord:
-    """The row `entry` becomes, id 0 until the database assigns one: its arguments' size and hash,
-    the arguments themselves only with `keep_arguments`, the error text cut."""
-    if entry.outcome not in CALL_OUTCOMES:
-        raise UsageError(f"outcome must be one of {', '.join(CALL_OUTCOMES)}, not {entry.outcome!r}.")
-    canonical = b"" if entry.arguments is None else _canonical_json(entry.arguments)
-    who = entry.principal
-    return CallRecord(
-        id=0,
-        at=_now() if entry.at is None else _utc(entry.at),
-        server=entry.server,
-        tool=entry.tool,
-        caller=entry.caller,
-        argument_bytes=len(canonical),
-        argument_sha256=hashlib.sha256(canonical).hexdigest(),
-        arguments=json.loads(canonical) if keep_arguments and entry.arguments is not None else None,
-        outcome=Outcome(entry.outcome),
-        error=None if entry.error is None else entry.error[:MAX_ERROR_CHARS],
-        duration_s=float(entry.duration_s),
-        kind=entry.kind,
-        issuer=_cut(who.issuer if who else None, URL_LENGTH),
-        subject=_cut(who.subject if who else None, NAME_LENGTH),
-        client_id=_cut(who.client_id if who else None, NAME_LENGTH),
-        token_id=_cut(who.token_id if who else None, NAME_LENGTH),
-        upstream=_cut(entry.upstream, URL_LENGTH),
-        via=entry.via,
-        run_id=_cut(entry.run_id, NAME_LENGTH),
-    )
-
-
-def _cut(value: str | None, length: int) -> str | None:
-    return None if value is None else value[:length]
+    """The row `entry` becomes (`_call_rows.call_values`), id 0 until the database assigns one."""
+    return CallRecord(0, *call_values(entry, keep_arguments=keep_arguments))
 
 
 def _row_values(record: CallRecord | ActionRecord) -> dict[str, Any]:

@@ -25,11 +25,20 @@ from mcpstation.host.oauth.minted import MintedTokenAuth
 TOKEN_EXCHANGE = "token-exchange"
 
 
+def exchanges(spec: AnyServerSpec) -> bool:
+    """Whether requests to `spec` go with a token exchanged for each user's (it names the exchanging server)."""
+    auth = spec.auth
+    return not (
+        auth.upstream != TOKEN_EXCHANGE or auth.issuer is None or auth.client_id is None or auth.client_secret is None
+    )
+
+
 def token_client(spec: AnyServerSpec) -> TokenClient | None:
     """The station's client at `spec`'s exchanging authorization server; None unless `spec` exchanges."""
-    auth = spec.auth
-    if auth.upstream != TOKEN_EXCHANGE or auth.issuer is None or auth.client_id is None or auth.client_secret is None:
+    if not exchanges(spec):
         return None
+    auth = spec.auth
+    assert auth.issuer is not None and auth.client_id is not None and auth.client_secret is not None
     return TokenClient(auth.issuer, auth.client_id, auth.client_secret)
 
 
