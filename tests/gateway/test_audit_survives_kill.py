@@ -83,6 +83,7 @@ async def test_an_answered_calls_record_survives_a_kill_right_after_the_answer(t
     with log_file(tmp_path / "gateway.log") as log, anyio.fail_after(SESSION_TIMEOUT_S):
         process = await anyio.open_process(argv, env=env, stderr=log, start_new_session=True)
         upstream: list[int] = []
+        killed = False
         try:
             assert process.stdout is not None
             lines = BufferedByteReceiveStream(process.stdout)
@@ -107,8 +108,12 @@ async def test_an_answered_calls_record_survives_a_kill_right_after_the_answer(t
             answers.append(await answer_to(lines, CALLS))
             upstream = children_of(process.pid)
             process.send_signal(signal.SIGKILL)  # at once: no shutdown, no drain
+            killed = True
         finally:
-            if process.returncode is None:
+            # Never signalled twice: a second signal (as `kill()` sends) polls the child first, and
+            # a poll that reaps the killed child before asyncio's watcher does makes asyncio report
+            # "Unknown child process", status 255, instead of the SIGKILL.
+            if not killed:
                 process.kill()
             await process.wait()
             for pid in upstream or children_of(process.pid):
