@@ -13,6 +13,13 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ[_DATA_HOME_ENV] = tempfile.mkdtemp(prefix="mcpstation-tests-data-")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `long` run first. pytest-xdist hands tests out in collection order, so a test of
+    a minute or more collected late (the README's quick start, in the last files) started when the
+    other workers were nearly done and the whole run waited for it alone."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)  # stable: the rest keep their order
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(os.environ.get(_DATA_HOME_ENV, ""), ignore_errors=True)
 
