@@ -11,6 +11,12 @@ def pytest_configure(config: pytest.Config) -> None:
     """The run's own data home: a test that runs the CLI or opens a store without naming a data
     directory gets one under it, never the user's (`~/.local/share/mcpstation`)."""
     os.environ[_DATA_HOME_ENV] = tempfile.mkdtemp(prefix="mcpstation-tests-data-")
+    # pytest-xdist's `load` scheduling starts each worker on a chunk of a quarter of its share of
+    # consecutive tests: the first worker got every `long` test (run first, below) and ran them one
+    # after another. Two at a time, each worker starts on two of them. Unless given on the command
+    # line; absent when xdist is not loaded.
+    if getattr(config.option, "maxschedchunk", 0) is None:
+        config.option.maxschedchunk = 2
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
