@@ -88,6 +88,7 @@ def test_the_quick_start_block_splits_into_the_commands_a_user_pastes() -> None:
     assert [c.split()[:2] for c in commands[2:]] == [["mcpstation", "status"], *[["mcpstation", "call"]] * 2]
 
 
+@pytest.mark.long
 @pytest.mark.timeout(900)
 def test_the_readme_quick_start_runs_as_written(tmp_path: Path) -> None:
     needs_what_the_quick_start_installs()

@@ -1,5 +1,9 @@
 """`gateway --stdio` answers from the catalog cache before its servers are up: they start in the
-background, and a call to one still starting waits for it. A real subprocess, driven by the SDK."""
+background, and a call to one still starting waits for it. A real subprocess, driven by the SDK.
+
+The gateway runs under `PY` (a fork of an interpreter that has imported the station: the process's
+start-up is not the subject, its cache and its waiting are); the counted server, a script, runs
+under the real interpreter."""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from fork_server import interpreter
 from mcp import StdioServerParameters
 from mcp.client import Client
 
@@ -30,7 +35,7 @@ def gateway(root: Path) -> StdioServerParameters:
         "MCPSTATION_DATA_DIR": str(root / "data")
     }
     return StdioServerParameters(
-        command=PY, args=["-m", "mcpstation", "-c", str(config), "gateway", "--stdio"], env=env
+        command=interpreter(), args=["-m", "mcpstation", "-c", str(config), "gateway", "--stdio"], env=env
     )
 
 

@@ -33,6 +33,7 @@ def _missing() -> str:
     return ""
 
 
+@pytest.mark.long
 @pytest.mark.node
 @pytest.mark.timeout(SHARD_TIMEOUT_S + 60)
 @pytest.mark.parametrize("shard", range(SHARDS), ids=lambda k: f"shard{k}of{SHARDS}")

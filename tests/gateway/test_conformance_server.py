@@ -92,6 +92,7 @@ def scenario_outcomes(checks: Checks) -> tuple[int, int]:
     return len(scenarios) - len(failed), len(failed)
 
 
+@pytest.mark.long
 async def test_the_gateway_passes_every_conformance_check_the_server_passes_directly(tmp_path: Path):
     reason = missing_reason()
     if reason:

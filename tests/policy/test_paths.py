@@ -137,6 +137,7 @@ PLUGINS = ("-p", "anyio.pytest_plugin")
 LOCATION_TESTS = ("tests/policy/test_runtime_admission.py", "tests/connection/test_command_resolution.py")
 
 
+@pytest.mark.long
 def test_a_copy_of_the_project_under_tmp_passes_the_tests_that_care_where_they_live(tmp_path: Path) -> None:
     """A clone under /tmp runs its own `.venv/bin/python` and its own sources: the admission rules and
     command resolution must hold there as they do here."""

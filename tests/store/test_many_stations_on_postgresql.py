@@ -25,6 +25,7 @@ TOOLS_PER_SERVER = 40
 ALL_READY_TIMEOUT_S = 180.0  # 20 stations x 3 stdio servers starting at once on a loaded 2-core machine
 
 
+@pytest.mark.long
 async def test_twenty_stations_starting_at_once_on_one_new_database_agree(
     pg_db_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
