@@ -66,3 +66,33 @@ async def test_a_slot_released_for_good_is_not_taken_again() -> None:
     with anyio.fail_after(WAIT_S):
         await slot.lend_while_idle("gone", lambda: None)  # returns at once: the start is over
     assert slots.borrowed_tokens == 0
+
+
+async def test_a_slot_handed_over_as_its_start_ends_goes_straight_back() -> None:
+    slots = anyio.CapacityLimiter(1)
+    other, slot = object(), StartSlot(slots)
+    slots.acquire_on_behalf_of_nowait(other)  # another start holds the only slot
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(slot.acquire)
+        await _until(lambda: slots.statistics().tasks_waiting == 1)
+        slots.release_on_behalf_of(other)  # the slot is on its way to the waiting start...
+        slot.release()  # ...which ends before it resumes (READY, or its start failed)
+    assert slots.borrowed_tokens == 0 and not slot.held
+
+
+async def test_a_slot_taken_again_as_its_start_ends_goes_straight_back() -> None:
+    slots = anyio.CapacityLimiter(1)
+    other, slot = object(), StartSlot(slots)
+    async with await anyio.open_process([sys.executable, "-c", DOWNLOADING_SERVER], stdout=subprocess.DEVNULL) as child:
+        try:
+            await slot.acquire()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(slot.lend_while_idle, "downloader", lambda: child.pid)
+                await _until(lambda: not slot.held)  # lent while the server waits
+                slots.acquire_on_behalf_of_nowait(other)  # and taken by another start
+                await _until(lambda: slots.statistics().tasks_waiting == 1)  # it works again: it waits for a slot
+                slots.release_on_behalf_of(other)
+                slot.release()  # READY before the watcher resumed with the slot
+            assert slots.borrowed_tokens == 0 and not slot.held
+        finally:
+            child.kill()

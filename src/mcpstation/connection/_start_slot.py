@@ -40,7 +40,15 @@ class StartSlot:
 
     async def acquire(self) -> None:
         if self._slots is not None:
-            await self._slots.acquire_on_behalf_of(self)
+            await self._take(self._slots)
+
+    async def _take(self, slots: anyio.CapacityLimiter) -> None:
+        """Wait for a slot and hold it; if the start ended meanwhile (`release` ran while this
+        waited, or while the slot was on its way here), hand it straight back."""
+        await slots.acquire_on_behalf_of(self)
+        if self._done:
+            slots.release_on_behalf_of(self)
+        else:
             self._held = True
 
     def release(self) -> None:
@@ -74,7 +82,6 @@ class StartSlot:
                         logger.debug("server %r is waiting: its start slot is lent to the next one", server)
                     elif not idle and not self._held:
                         pause = CPU_SAMPLE_S
-                        await slots.acquire_on_behalf_of(self)
-                        self._held = True
+                        await self._take(slots)
                         logger.debug("server %r works again: it holds a start slot", server)
                 await anyio.sleep(pause)
