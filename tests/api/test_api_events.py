@@ -97,6 +97,8 @@ async def test_a_user_knows_only_the_servers_it_can_see_and_none_of_their_stderr
     servers = [demo("ops", min_role="admin"), demo("pub")]  # stdio demo servers: each says "listening" on stderr
     with anyio.fail_after(START_TIMEOUT_S):
         async with running_api(tmp_path, servers) as api, api.client("user") as user, api.client("admin") as admin:
+            while not all(s.stderr_tail for s in api.station.status().servers):  # noqa: ASYNC110 - no event for it
+                await anyio.sleep(0.02)  # each server's "listening" line is read from its pipe after it is up
             listed = {s["name"]: s for s in (await user.get("/api/mcp/servers")).json()["servers"]}
             assert list(listed) == ["pub"] and listed["pub"]["stderr_tail"] == []
             everything = {s["name"]: s for s in (await admin.get("/api/mcp/servers")).json()["servers"]}
