@@ -57,6 +57,14 @@ async def test_event_stream_starts_with_a_snapshot_and_reports_an_added_server(t
                 assert query_elsewhere.status_code == 401
 
 
+async def next_field(events: AsyncIterator[tuple[str, dict]], kind: str, field: str) -> str:
+    """`field` of the next event of `kind` on the stream."""
+    async for seen, data in events:
+        if seen == kind:
+            return str(data[field])
+    raise AssertionError("the event stream ended")
+
+
 async def test_a_resource_update_reaches_only_callers_who_can_see_its_server(tmp_path: Path):
     ops = UriServer("ops", listed=("ops://runbook",), subscribe=True)
     pub = UriServer("pub", listed=("pub://notes",), subscribe=True)
@@ -79,15 +87,11 @@ async def test_a_resource_update_reaches_only_callers_who_can_see_its_server(tmp
                 assert (await anext(user_events))[0] == (await anext(admin_events))[0] == "snapshot"
                 await ops.updated("ops://runbook")
                 await pub.updated("pub://notes")  # after ops's: a user who saw ops's would see it first
-
-                async def next_update(events: AsyncIterator[tuple[str, dict]]) -> str:
-                    async for kind, data in events:
-                        if kind == "resource":
-                            return str(data["uri"])
-                    raise AssertionError("the event stream ended")
-
-                assert await next_update(user_events) == "pub://notes"
-                assert [await next_update(admin_events), await next_update(admin_events)] == [
+                assert await next_field(user_events, "resource", "uri") == "pub://notes"
+                assert [
+                    await next_field(admin_events, "resource", "uri"),
+                    await next_field(admin_events, "resource", "uri"),
+                ] == [
                     "ops://runbook",
                     "pub://notes",
                 ]
@@ -114,15 +118,8 @@ async def test_a_user_knows_only_the_servers_it_can_see_and_none_of_their_stderr
                 assert {s["name"] for s in (await anext(admin_events))[1]["servers"]} == {"ops", "pub"}
                 for name in ("ops", "pub"):  # ops first: a user who heard of it would hear of it first
                     assert (await admin.post(f"/api/mcp/servers/{name}/reconnect")).status_code == 200
-
-                async def next_state(events: AsyncIterator[tuple[str, dict]]) -> str:
-                    async for kind, data in events:
-                        if kind == "state":
-                            return str(data["server"])
-                    raise AssertionError("the event stream ended")
-
-                assert await next_state(user_events) == "pub"
-                assert await next_state(admin_events) == "ops"
+                assert await next_field(user_events, "state", "server") == "pub"
+                assert await next_field(admin_events, "state", "server") == "ops"
 
 
 async def test_a_stream_that_fell_behind_says_how_many_events_it_lost(tmp_path: Path):
