@@ -9,6 +9,11 @@ side from this process over stdio:
 - **direct**: the `Client` spawns the tiny server itself;
 - **gateway**: the `Client` spawns `mcpstation gateway --stdio`, which runs the tiny server behind
   its pipeline, with the store on (audit, pins), as a user's editor does;
+- **SDK server floor**: the `Client` spawns `bench/servers/sdk_echo_server.py`, the SDK's own
+  low-level `Server` with an `echo` handler that answers at once, on the gateway's stdio wire
+  (`SDK server, our wire`) and on the SDK's `stdio_server` (`SDK server, SDK wire`). The gateway is
+  that same `Server` with the station's pipeline and an upstream client behind its handler, so
+  these rows are what the SDK's request handling costs before the station does anything;
 - **FastMCP proxy** (when `--fastmcp PYTHON` names an interpreter with `fastmcp` installed, kept
   out of the project's environment): the `Client` spawns `PYTHON -c <create_proxy(...).run()>`
   in front of the tiny server, as FastMCP's docs show a stdio proxy.
@@ -56,6 +61,7 @@ PY = sys.executable
 DEMO = ["-m", "mcpstation.testing.demo_server"]
 WARMUP_CALLS = 50
 TIMEOUT_S = 120.0
+SDK_ECHO = str(Path(__file__).resolve().parent / "servers" / "sdk_echo_server.py")
 P50_TARGET = 2.0
 READY_TARGET = 1.0
 FASTMCP_PROXY = """
@@ -226,6 +232,9 @@ def main() -> None:
         "gateway": gateway_for("one", demos=False),  # per call: the tiny server alone behind it
     }
     names = {"direct": "echo", "gateway": "mcp_tiny_echo"}
+    for wire, label in (("ours", "SDK server, our wire"), ("sdk", "SDK server, SDK wire")):
+        sides[label] = StdioServerParameters(command=PY, args=[SDK_ECHO, "--wire", wire], env=env, cwd=str(workdir))
+        names[label] = "echo"
     if options.fastmcp:
         sides["FastMCP proxy"] = StdioServerParameters(
             command=options.fastmcp, args=["-c", FASTMCP_PROXY, PY, TINY_SERVER], env=env, cwd=str(workdir)
@@ -247,7 +256,7 @@ def main() -> None:
 
     print(f"\nload average before {load_before[0]:.1f} / after {load_after[0]:.1f} on {os.cpu_count()} cores")
     print(f"{options.rounds} rounds x {options.calls} sequential calls per side")
-    print(f"{'side':<16}{'p50':>10}{'p99':>10}{'proxy+server CPU':>18}{'p50 / direct':>14}{'spread':>12}")
+    print(f"{'side':<22}{'p50':>10}{'p99':>10}{'proxy+server CPU':>18}{'p50 / direct':>14}{'spread':>12}")
     direct = calls["direct"]
     ratios: dict[str, Any] = {}
     for label, rows in calls.items():
@@ -258,7 +267,7 @@ def main() -> None:
         ratio = p50 / statistics.median(d["p50_us"] for d in direct)
         ratios[label] = {"p50": ratio, "spread": [min(per_round), max(per_round)]}
         spread = f"{min(per_round):.2f}-{max(per_round):.2f}"
-        print(f"{label:<16}{p50:>7.0f} us{p99:>7.0f} us{cpu:>15.0f} us{ratio:>14.2f}{spread:>12}")
+        print(f"{label:<22}{p50:>7.0f} us{p99:>7.0f} us{cpu:>15.0f} us{ratio:>14.2f}{spread:>12}")
     print(f"\n{'ready (until tools/list answers)':<34}{'min':>8}{'median':>8}{'max':>8}")
     for label, values in ready.items():
         ms = [v * 1e3 for v in values]

@@ -86,3 +86,11 @@ def test_a_station_without_a_store_runs_a_call_without_loading_the_database():
         "anyio.run(main)\n"
     )
     assert not heavy(loaded_after(code)) & {*DATABASE, "websockets", "yaml", "jwt"}
+
+
+def test_the_stdio_gateway_leaves_the_http_gateway_unloaded():
+    http_side = ("mcpstation.gateway.http", "mcpstation.gateway._events", "mcpstation.api")
+    code = "from mcpstation.gateway.stdio import serve_stdio\nfrom mcpstation.gateway import GatewayRelay"
+    loaded = loaded_after(code)
+    assert not {m for m in loaded if m.startswith(http_side)}
+    assert "mcpstation.gateway.http" in loaded_after("from mcpstation.gateway import gateway_asgi_app")

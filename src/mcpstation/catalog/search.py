@@ -9,7 +9,9 @@ Requests get synonyms and, in Chinese, a glossary translation (`_text.py`). With
 lexical ranking and each model's ranking are blended; without them, search is lexical.
 
 An index is immutable and built per server: `with_server` re-analyses one server's tools and
-reuses the rest, so a listing change costs that server's tools, not the catalog's.
+reuses the rest, so a listing change costs that server's tools, not the catalog's. The word
+tables (`_text.py`: stems, synonyms, the glossary) load when the first tool or request is analysed,
+so a station whose models never search never builds them.
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcpstation.catalog._embed import Embedder, EmbeddingCache, SemanticShard
-from mcpstation.catalog._text import compound_words, identifier_words, query_terms, terms
 from mcpstation.catalog.catalog import CatalogTool
 
 DEFAULT_LIMIT = 5
@@ -124,6 +125,8 @@ def _title(tool: CatalogTool) -> str:
 
 
 def _tool_fields(tool: CatalogTool) -> tuple[list[str], ...]:
+    from mcpstation.catalog._text import compound_words, identifier_words, terms
+
     name_terms = identifier_words([tool.tool])
     public_extra = [t for t in identifier_words([tool.name]) if t not in name_terms and t != "mcp"]
     server_terms = identifier_words([tool.server])
@@ -281,6 +284,8 @@ class ToolIndex:
         return _blend(_take(lexical, depth, allowed), semantic)[:limit]
 
     def _lexical(self, query: str, shards: Sequence[_Shard]) -> list[SearchHit]:
+        from mcpstation.catalog._text import query_terms
+
         weights = query_terms(query)
         n = self._docs
         # Per query term: its weight times its idf, the factor every matching tool's saturated tf is scaled by.
@@ -325,6 +330,8 @@ def _first_two(entry: tuple[float, str, CatalogTool]) -> tuple[float, str]:
 
 
 def _server_text_terms(text: str) -> dict[str, float]:
+    from mcpstation.catalog._text import terms
+
     counts = Counter(terms(text))
     norm = 1.0 - SERVER_TEXT_B + SERVER_TEXT_B * sum(counts.values()) / SERVER_TEXT_REFERENCE_LENGTH
     return {term: tf / norm for term, tf in counts.items()}

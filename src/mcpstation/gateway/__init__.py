@@ -1,10 +1,20 @@
-"""The gateway: the station's whole catalog served as one MCP server (streamable HTTP or stdio)."""
+"""The gateway: the station's whole catalog served as one MCP server (streamable HTTP or stdio).
 
-from mcpstation.gateway._events import MemoryEventStore
-from mcpstation.gateway.http import DEFAULT_HOST, DEFAULT_PORT, GATEWAY_PATH, gateway_asgi_app
-from mcpstation.gateway.relay import ALL_CAPABILITIES, DownstreamRequest, GatewayRelay
-from mcpstation.gateway.server import GATEWAY_NAME, GatewayInstrument, build_gateway_server
-from mcpstation.gateway.stdio import serve_stdio
+The names below are imported when first used (PEP 562), so `gateway --stdio` never loads the
+HTTP side (the event store, the ASGI app) that it does not serve.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcpstation.gateway._events import MemoryEventStore
+    from mcpstation.gateway.http import DEFAULT_HOST, DEFAULT_PORT, GATEWAY_PATH, gateway_asgi_app
+    from mcpstation.gateway.relay import ALL_CAPABILITIES, DownstreamRequest, GatewayRelay
+    from mcpstation.gateway.server import GATEWAY_NAME, GatewayInstrument, build_gateway_server
+    from mcpstation.gateway.stdio import serve_stdio
 
 __all__ = [
     "ALL_CAPABILITIES",
@@ -20,3 +30,31 @@ __all__ = [
     "gateway_asgi_app",
     "serve_stdio",
 ]
+
+_HOMES: dict[str, str] = {
+    "MemoryEventStore": "mcpstation.gateway._events",
+    "DEFAULT_HOST": "mcpstation.gateway.http",
+    "DEFAULT_PORT": "mcpstation.gateway.http",
+    "GATEWAY_PATH": "mcpstation.gateway.http",
+    "gateway_asgi_app": "mcpstation.gateway.http",
+    "ALL_CAPABILITIES": "mcpstation.gateway.relay",
+    "DownstreamRequest": "mcpstation.gateway.relay",
+    "GatewayRelay": "mcpstation.gateway.relay",
+    "GATEWAY_NAME": "mcpstation.gateway.server",
+    "GatewayInstrument": "mcpstation.gateway.server",
+    "build_gateway_server": "mcpstation.gateway.server",
+    "serve_stdio": "mcpstation.gateway.stdio",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'mcpstation.gateway' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
