@@ -4,9 +4,9 @@ The provider exports (`openai_tools`, `anthropic_tools`, ...) are imported when 
 562): they bring the provider schema compilers, which a station that never exports does not need.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from mcpstation._lazy_exports import lazy_exports
 from mcpstation.catalog._embed import Embedder, EmbeddingCache, default_embedders
 from mcpstation.catalog.catalog import (
     Catalog,
@@ -96,25 +96,16 @@ __all__ = [
     "tool_selected",
 ]
 
-_EXPORTS = frozenset(
-    {
+_EXPORTS = dict.fromkeys(
+    (
         "anthropic_tools",
         "defer_anthropic_tools",
         "defer_openai_tools",
         "gemini_declarations",
         "openai_responses_tools",
         "openai_tools",
-    }
+    ),
+    "mcpstation.catalog.schemas",
 )
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'mcpstation.catalog' has no attribute {name!r}")
-    value = getattr(importlib.import_module("mcpstation.catalog.schemas"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

@@ -6,8 +6,9 @@ HTTP side (the event store, the ASGI app) that it does not serve.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mcpstation._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from mcpstation.gateway._events import MemoryEventStore
@@ -47,14 +48,4 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'mcpstation.gateway' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)

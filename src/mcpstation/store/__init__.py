@@ -10,8 +10,9 @@ imports it under `TYPE_CHECKING` and a station without a store never loads the d
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mcpstation._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from mcpstation.store._location import DATA_DIR_ENV_VAR, DATABASE_FILE_NAME, default_data_dir
@@ -103,14 +104,4 @@ _HOMES: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module 'mcpstation.store' has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES, __all__)
