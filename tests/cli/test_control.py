@@ -37,6 +37,7 @@ from mcpstation.cli._control import (
     data_dir_of,
     find_station,
 )
+from mcpstation.cli._control_transport import control_transport
 from mcpstation.cli._exits import OUTCOME_EXIT
 from mcpstation.cli._remote import OUTCOME_OF_TYPE
 from mcpstation.cli._station import HELD_STATES
@@ -235,7 +236,7 @@ class Served:
     admin_token: str
 
     def over_socket(self, **headers: str) -> httpx2.AsyncClient:
-        transport = httpx2.AsyncHTTPTransport(uds=str(self.control.path))
+        transport = control_transport(self.control.path)
         return httpx2.AsyncClient(transport=transport, base_url="http://cli", headers=headers, timeout=30.0)
 
     def over_tcp(self, url: str, **headers: str) -> httpx2.AsyncClient:

@@ -17,6 +17,7 @@ from mcpstation import Station, StationConfig
 from mcpstation.api import ApiServer, build_control_app
 from mcpstation.cli._control import ControlSocket
 from mcpstation.cli._control_client import CONTROL_HOST, RemoteStation
+from mcpstation.cli._control_transport import control_transport
 from mcpstation.cli._remote_confirm import CONFIRMATIONS_PATH, _call
 from mcpstation.events import StationEvent
 from mcpstation.store import Store
@@ -58,7 +59,7 @@ async def _exchange(station: Station, remote: RemoteStation) -> None:
     asked: list[str] = []
     second: list[httpx2.Response] = []
     answered = anyio.Event()
-    transport = httpx2.AsyncHTTPTransport(uds=str(remote.path))
+    transport = control_transport(remote.path)
     async with (
         httpx2.AsyncClient(
             transport=transport, base_url=f"http://{CONTROL_HOST}", headers=remote.headers, timeout=RUN_S

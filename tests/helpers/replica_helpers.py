@@ -20,6 +20,8 @@ import httpx2
 import pytest
 from face_helpers import RunningUp
 
+from mcpstation.cli._control_transport import control_transport
+
 HAPROXY_CONFIG = Path(__file__).resolve().parents[1] / "store" / "haproxy.cfg"
 BALANCER_HOST = "balancer"  # the Host header clients of the balancer send; every replica accepts it
 BALANCER_ARGS = ("--public-health", "--allow-host", f"{BALANCER_HOST}:*")  # `up` behind the balancer
@@ -48,7 +50,7 @@ def balancer_log(tmp_path: Path) -> Path:
 
 def balancer_transport(tmp_path: Path) -> httpx2.AsyncHTTPTransport:
     """A transport to the balancer's socket, for clients of it made by hand (send `Host: balancer`)."""
-    return httpx2.AsyncHTTPTransport(uds=str(balancer_socket(tmp_path)))
+    return control_transport(balancer_socket(tmp_path))  # anyio's raw Unix stream races a cancelled read
 
 
 @asynccontextmanager

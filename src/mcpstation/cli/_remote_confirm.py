@@ -38,6 +38,7 @@ from mcpstation.cli._control_client import (
     StationGone,
     path_segment,
 )
+from mcpstation.cli._control_transport import control_transport
 from mcpstation.cli._view import Confirm, Shape
 from mcpstation.wire import ANSWER_TOO_LATE, CONFIRM_WAIT, CONFIRMATION_EVENT, LOST_EVENT, QuestionState
 
@@ -75,7 +76,7 @@ def call_confirming(
 async def _call(station: RemoteStation, path: str, arguments: Shape, params: dict[str, str], confirm: Confirm) -> Reply:
     tag = secrets.token_urlsafe(TAG_BYTES)
     params = params | {"confirm": CONFIRM_WAIT, "confirm_tag": tag}
-    transport = httpx2.AsyncHTTPTransport(uds=str(station.path))
+    transport = control_transport(station.path)
     timeout = httpx2.Timeout(REPLY_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
     async with (
         httpx2.AsyncClient(
