@@ -34,6 +34,8 @@ def is_unreachable(exc: BaseException) -> bool:
     """Whether `exc` (a driver or SQLAlchemy error, or an `OSError`) means the database cannot be reached."""
     if isinstance(exc, OSError):
         return True
+    if isinstance(exc, sqlite3.Error):  # the SQLite writer's own connection (`_sqlite_writer.py`)
+        return _driver_unreachable(exc)
     if isinstance(exc, DBAPIError):
         if exc.connection_invalidated:
             return True

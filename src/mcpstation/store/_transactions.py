@@ -12,6 +12,7 @@ transaction of this store remains (for SQLite, no aiosqlite worker thread either
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -81,7 +82,7 @@ class Transactions:
         if scope.cancelled_caught:
             raise StoreError(f"{doing} was cut short: the store at {self.label} closed meanwhile (rolled back).")
 
-    def failure(self, exc: SQLAlchemyError | OSError, *, doing: str) -> StoreError:
+    def failure(self, exc: SQLAlchemyError | sqlite3.Error | OSError, *, doing: str) -> StoreError:
         """The error to raise for `exc`, which failed `doing`; one that says the database cannot be
         reached opens the outage (or brings its reason up to date)."""
         reason = describe(exc)
