@@ -94,3 +94,20 @@ def test_the_stdio_gateway_leaves_the_http_gateway_unloaded():
     loaded = loaded_after(code)
     assert not {m for m in loaded if m.startswith(http_side)}
     assert "mcpstation.gateway.http" in loaded_after("from mcpstation.gateway import gateway_asgi_app")
+
+
+def test_a_sqlite_store_leaves_the_postgresql_dialect_unloaded(tmp_path):
+    """SQLAlchemy's PostgreSQL package imports every PostgreSQL driver's module: a gateway or a
+    one-shot command on a SQLite file must not pay for it (the second open: the schema is current)."""
+    code = (
+        "import anyio, pathlib\n"
+        "from mcpstation.store import Store\n"
+        "async def main():\n"
+        f"    async with await Store.open(data_dir=pathlib.Path({str(tmp_path)!r})) as store:\n"
+        "        await store.write_calls([])\n"
+        "anyio.run(main)\n"
+    )
+    loaded_after(code)  # creates and migrates the file
+    loaded = loaded_after(code)
+    assert "sqlalchemy" in loaded
+    assert not {m for m in loaded if m.startswith("sqlalchemy.dialects.postgresql")}

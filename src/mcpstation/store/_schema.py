@@ -7,8 +7,10 @@ checks that the migrated schema and this metadata agree.
 
 from __future__ import annotations
 
+from typing import Any
+
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
+from sqlalchemy.engine import Dialect
 
 from mcpstation.outcomes import Outcome
 from mcpstation.store.records import ChangeKind
@@ -22,8 +24,23 @@ METADATA = sa.MetaData(
     }
 )
 
-# JSON everywhere; PostgreSQL stores it as JSONB (indexable, compact).
-JSON_TYPE = sa.JSON().with_variant(postgresql.JSONB(), "postgresql")
+
+class JsonDocument(sa.TypeDecorator[Any]):
+    """JSON everywhere; PostgreSQL stores it as JSONB (indexable, compact). The PostgreSQL dialect
+    (some 30 ms of imports, every driver's module) is loaded only by a store that speaks it."""
+
+    impl = sa.JSON
+    cache_ok = True
+
+    def load_dialect_impl(self, dialect: Dialect) -> sa.types.TypeEngine[Any]:
+        if dialect.name == "postgresql":
+            from sqlalchemy.dialects.postgresql import JSONB
+
+            return dialect.type_descriptor(JSONB())
+        return dialect.type_descriptor(sa.JSON())
+
+
+JSON_TYPE = JsonDocument()
 # A 64-bit id on PostgreSQL; on SQLite only INTEGER PRIMARY KEY is the auto-incrementing rowid.
 ID_TYPE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 NAME_LENGTH = 200

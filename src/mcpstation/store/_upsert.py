@@ -7,15 +7,23 @@ the engine speaks, so a write that can race is idempotent on either.
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
+from typing import TYPE_CHECKING, TypeAlias
 
-Insert = postgresql.Insert | sqlite.Insert
+import sqlalchemy as sa
+from sqlalchemy.dialects import sqlite
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql
+
+# PostgreSQL's dialect (every driver's module) is imported only by a store that speaks it.
+Insert: TypeAlias = "postgresql.Insert | sqlite.Insert"
 
 
 def insert(dialect: str, table: sa.Table) -> Insert:
     """An `INSERT` into `table` that can carry an `ON CONFLICT` clause on `dialect` ("sqlite" or "postgresql")."""
     if dialect == "postgresql":
+        from sqlalchemy.dialects import postgresql
+
         return postgresql.insert(table)
     if dialect == "sqlite":
         return sqlite.insert(table)
