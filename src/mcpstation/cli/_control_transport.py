@@ -101,6 +101,7 @@ class _SocketStream(httpcore2.AsyncNetworkStream):
         if info == "is_readable":  # an idle connection that reads has been closed by the station
             if self._socket.fileno() < 0:
                 return True
-            readable, _, _ = select.select([self._socket], [], [], 0)
-            return bool(readable)
+            poll = select.poll()  # not select(): it cannot take a descriptor above 1023
+            poll.register(self._socket, select.POLLIN)
+            return bool(poll.poll(0))
         return None
