@@ -51,14 +51,12 @@ class _UnixTransportBackend(httpcore2.AnyIOBackend):
                     except BlockingIOError:  # the listener's backlog is full: wait for room
                         await anyio.wait_writable(sock)
             stream = await anyio.abc.SocketStream.from_socket(sock)
-        except TimeoutError as exc:
+        except BaseException as exc:
             sock.close()
-            raise httpcore2.ConnectTimeout(str(exc)) from exc
-        except OSError as exc:
-            sock.close()
-            raise httpcore2.ConnectError(str(exc)) from exc
-        except BaseException:
-            sock.close()
+            if isinstance(exc, TimeoutError):  # before OSError, of which it is one
+                raise httpcore2.ConnectTimeout(str(exc)) from exc
+            if isinstance(exc, OSError):
+                raise httpcore2.ConnectError(str(exc)) from exc
             raise
         return _SocketStream(stream, sock)
 

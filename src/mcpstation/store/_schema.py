@@ -37,7 +37,7 @@ class JsonDocument(sa.TypeDecorator[Any]):
             from sqlalchemy.dialects.postgresql import JSONB
 
             return dialect.type_descriptor(JSONB())
-        return dialect.type_descriptor(sa.JSON())
+        return super().load_dialect_impl(dialect)
 
 
 JSON_TYPE = JsonDocument()

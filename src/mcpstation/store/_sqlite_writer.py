@@ -111,8 +111,8 @@ class SqliteWriter:
                 driver.execute("ROLLBACK")
         except sqlite3.Error:
             pass  # the rollback fails with the connection: closing it rolls back too
-        if is_unreachable(exc) and self._kept is not None:
-            self._kept.invalidate(exc if isinstance(exc, Exception) else None)
+        if isinstance(exc, sqlite3.Error) and is_unreachable(exc) and self._kept is not None:
+            self._kept.invalidate(exc)
             self._kept = None
 
     async def read(self, work: Callable[[Connection], T], *, doing: str) -> T:
