@@ -111,3 +111,17 @@ def test_a_sqlite_store_leaves_the_postgresql_dialect_unloaded(tmp_path):
     loaded = loaded_after(code)
     assert "sqlalchemy" in loaded
     assert not {m for m in loaded if m.startswith("sqlalchemy.dialects.postgresql")}
+
+
+def test_a_stdio_gateway_answers_before_it_loads_the_station_the_config_or_the_store():
+    """What `gateway --stdio` loads to answer from its list snapshot: the SDK and the gateway's shell."""
+    code = (
+        "from mcpstation.cli import gateway\n"
+        "from mcpstation.gateway._snapshot import read_snapshot, snapshot_key\n"
+        "from mcpstation.gateway._starting import StartingGateway\n"
+        "from mcpstation.gateway._serving import gateway_server\n"
+    )
+    loaded = loaded_after(code)
+    station = ("mcpstation.station", "mcpstation.store.store", "mcpstation.config.models", "mcpstation.pipeline")
+    assert not {m for m in loaded if m.startswith(station)}
+    assert not heavy(loaded) & set(DATABASE)

@@ -171,7 +171,7 @@ def test_up_stops_on_sigterm_with_no_child_left(tmp_path: Path):
     config = write_config(tmp_path, DEMO.replace(PY, sys.executable))
     env = {k: v for k, v in os.environ.items() if k != "MCPSTATION_CONFIG"} | {"MCPSTATION_DATA_DIR": str(tmp_path)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "mcpstation", "--config", str(config), "up"],
+        [sys.executable, "-m", "mcpstation", "--config", str(config), "up", "--port", "0"],
         cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
@@ -212,7 +212,7 @@ def test_up_watch_reloads_only_what_changed(tmp_path: Path):
     log = tmp_path / "up.log"
     with log.open("w") as sink:
         process = subprocess.Popen(
-            [PY, "-m", "mcpstation", "--config", str(config), "up", "--watch"],
+            [PY, "-m", "mcpstation", "--config", str(config), "up", "--port", "0", "--watch"],
             cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=sink, text=True,
         )  # fmt: skip
     try:

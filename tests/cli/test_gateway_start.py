@@ -17,6 +17,8 @@ import pytest
 from fork_server import interpreter
 from mcp import StdioServerParameters
 from mcp.client import Client
+from mcp.client.stdio import stdio_client
+from mcp.shared.exceptions import MCPError
 
 PY = sys.executable
 COUNTED = Path(__file__).with_name("counted_server.py")
@@ -72,3 +74,26 @@ async def test_gateway_answers_from_the_cache_while_its_server_starts_and_a_call
                 (tmp_path / "gate").touch()
             assert answers == ["ran add"]  # the call waited for the start; it did not fail
     assert starts(tmp_path) == 2
+
+
+async def test_a_second_gateway_lists_before_its_store_is_open_and_a_store_it_cannot_open_ends_it(tmp_path: Path):
+    (tmp_path / "a.tools").write_text("add sub")
+    (tmp_path / "gate").touch()
+    params = gateway(tmp_path)
+    with anyio.fail_after(SESSION_TIMEOUT_S):
+        async with Client(params) as client:  # the first gateway on this input keeps its lists
+            assert {t.name for t in (await client.list_tools()).tools} == {"mcp_a_add", "mcp_a_sub"}
+    assert (tmp_path / "data" / "gateway-lists.json").exists()
+
+    for stale in ("mcpstation.db", "mcpstation.db-wal", "mcpstation.db-shm"):
+        (tmp_path / "data" / stale).unlink(missing_ok=True)
+    (tmp_path / "data" / "mcpstation.db").write_bytes(b"not a database, " * 512)
+    errors = tmp_path / "gateway.err"
+    with anyio.fail_after(SESSION_TIMEOUT_S), errors.open("w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            listed = {t.name for t in (await client.list_tools()).tools}
+            assert listed == {"mcp_a_add", "mcp_a_sub"}  # answered without the store
+            with pytest.raises(MCPError):  # the store cannot open: the gateway ends, saying why
+                await client.call_tool("mcp_a_add", {})
+    assert "StoreError" in errors.read_text()
+    assert starts(tmp_path) == 1  # the second gateway started no server

@@ -11,9 +11,11 @@ call`, `servers add` and the rest act on it. Over stdio the client is the local 
 `--stdio`, stdout carries the protocol only; logs go to stderr. Upstream servers' questions
 (sampling, elicitation, roots) go to the downstream client during its calls, else to `[host]`.
 
-The gateway answers at once from the catalog cache: servers it has listed before start in the
-background (a call to one still starting waits for it), and only a server never listed before
-is waited for before the first answer (`StartPlan.BACKGROUND`).
+Over stdio the gateway answers the four lists at once from those the last gateway on the same
+config served (`gateway-lists.json` in the data directory), before it has loaded the config, the
+store or the station; a list that turns out different is announced as changed. Then, as over
+HTTP, servers it has listed before start in the background (a call to one still starting waits
+for it), and only a server never listed before is waited for (`StartPlan.BACKGROUND`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import contextlib
 import logging
 import signal
 import socket
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Annotated
 
 import anyio
@@ -33,6 +35,8 @@ from mcpstation.errors import StationError
 
 if TYPE_CHECKING:
     from mcpstation.config.models import StationConfig
+    from mcpstation.gateway._sessions import DownstreamSessions
+    from mcpstation.gateway._starting import OpenedGateway
 
 logger = logging.getLogger("mcpstation.cli.gateway")
 
@@ -66,32 +70,54 @@ def gateway(
     if config is not None:
         _globals.config_path = config
     _configure_logging(logging.INFO if not stdio else logging.WARNING)
+    if stdio:
+        with contextlib.suppress(KeyboardInterrupt):
+            _run_main(_serve_stdio)
+        return
     try:
         station_config = _load()
     except StationError as exc:  # boundary: the CLI turns station errors into exit codes
         err.print(f"{type(exc).__name__}: {exc}", style="red", markup=False)
         raise typer.Exit(exc.exit_code) from None
     with contextlib.suppress(KeyboardInterrupt):
-        if stdio:
-            _run_main(lambda: _serve_stdio(station_config))
-        else:
-            _run_main(lambda: _serve_http(station_config, host, port, allow_host or (), json_response, stateless))
+        _run_main(lambda: _serve_http(station_config, host, port, allow_host or (), json_response, stateless))
 
 
-async def _serve_stdio(config: StationConfig) -> None:
-    """The gateway on stdin/stdout until stdin closes (nothing of the HTTP API is imported)."""
+async def _serve_stdio() -> None:
+    """The gateway on stdin/stdout until stdin closes (nothing of the HTTP API is imported).
+
+    The lists the last gateway on this input served are answered at once; the config, the store
+    and the station are loaded beside the serving (`gateway._starting`).
+    """
+    from mcpstation.cli._control import config_path_of
+    from mcpstation.gateway._snapshot import read_snapshot, snapshot_key
+    from mcpstation.gateway._starting import ListSnapshot, StartingGateway
+
+    directory = data_dir()
+    options = {"data_dir": _globals.data_dir, "db_url": _globals.db_url}
+    key = snapshot_key(config_path_of(_globals.config_path), options=options)
+    snapshot = ListSnapshot(directory, key, read_snapshot(directory, key)) if key is not None else None
+    await StartingGateway(_open_stdio_gateway, snapshot).serve_stdio()
+
+
+@contextlib.asynccontextmanager
+async def _open_stdio_gateway(sessions: DownstreamSessions) -> AsyncIterator[OpenedGateway]:
+    """The station of a stdio gateway, and its handlers; the downstream sessions are `sessions`."""
+    from mcpstation.gateway._starting import OpenedGateway
     from mcpstation.gateway.relay import GatewayRelay
-    from mcpstation.gateway.stdio import serve_stdio
+    from mcpstation.gateway.server import Gateway
+    from mcpstation.gateway.stdio import LOCAL_CALLER
     from mcpstation.host import Host
     from mcpstation.pool import StartPlan
     from mcpstation.station import Station
 
+    config = _load()
     async with await open_store(config) as store:
-        relay = GatewayRelay(fallback=Host.from_config(config, store=store))
+        relay = GatewayRelay(fallback=Host.from_config(config, store=store), sessions=sessions)
         station = Station(config, store=store, hooks=relay, start=StartPlan.BACKGROUND)
         hook = instrument(station)
         async with station:
-            await serve_stdio(station, relay=relay, instrument=hook)
+            yield OpenedGateway(Gateway(station, relay, LOCAL_CALLER), hook)
 
 
 async def _serve_http(

@@ -12,9 +12,10 @@ from mcpstation._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from mcpstation.gateway._events import MemoryEventStore
+    from mcpstation.gateway._serving import GATEWAY_NAME
     from mcpstation.gateway.http import DEFAULT_HOST, DEFAULT_PORT, GATEWAY_PATH, gateway_asgi_app
     from mcpstation.gateway.relay import ALL_CAPABILITIES, DownstreamRequest, GatewayRelay
-    from mcpstation.gateway.server import GATEWAY_NAME, GatewayInstrument, build_gateway_server
+    from mcpstation.gateway.server import GatewayInstrument, build_gateway_server
     from mcpstation.gateway.stdio import serve_stdio
 
 __all__ = [
@@ -41,7 +42,7 @@ _HOMES: dict[str, str] = {
     "ALL_CAPABILITIES": "mcpstation.gateway.relay",
     "DownstreamRequest": "mcpstation.gateway.relay",
     "GatewayRelay": "mcpstation.gateway.relay",
-    "GATEWAY_NAME": "mcpstation.gateway.server",
+    "GATEWAY_NAME": "mcpstation.gateway._serving",
     "GatewayInstrument": "mcpstation.gateway.server",
     "build_gateway_server": "mcpstation.gateway.server",
     "serve_stdio": "mcpstation.gateway.stdio",

@@ -113,7 +113,8 @@ class GatewayRelay:
 
     `fallback` answers what no downstream request can (no call in flight, a client without the
     capability, an ambiguous owner) and provides HTTP auth; `relay` names the capabilities
-    declared to upstream servers and relayed.
+    declared to upstream servers and relayed. `sessions` are the downstream sessions recorded so
+    far (a stdio gateway records them before its station, and this relay, exist).
     """
 
     def __init__(
@@ -122,11 +123,12 @@ class GatewayRelay:
         *,
         relay: Iterable[Capability] = ALL_CAPABILITIES,
         upstream_log_level: types.LoggingLevel | None = None,
+        sessions: DownstreamSessions | None = None,
     ) -> None:
         self.fallback = fallback
         self.relay = frozenset(relay)
         self.upstream_log_level = upstream_log_level
-        self.sessions = DownstreamSessions()
+        self.sessions = sessions if sessions is not None else DownstreamSessions()
         self._serving: dict[str, list[DownstreamRequest]] = {}
 
     # -- what the gateway tells us --------------------------------------------------------------

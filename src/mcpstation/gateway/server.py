@@ -26,8 +26,6 @@ import anyio
 import mcp_types as types
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel.server import NotificationOptions
-from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError, UrlElicitationRequiredError
@@ -41,7 +39,9 @@ from mcp.shared.subscriptions import (
 from mcp_types import SERVER_INFO_META_KEY
 
 from mcpstation.catalog import AnyResult, ToolResult
+from mcpstation.gateway._serving import gateway_server
 from mcpstation.gateway._sessions import connection_of
+from mcpstation.gateway._snapshot import ServedLists
 from mcpstation.gateway.confirm import elicitation_ask
 from mcpstation.gateway.relay import GatewayRelay
 from mcpstation.outcomes import Outcome
@@ -50,28 +50,10 @@ from mcpstation.station import Station
 
 logger = logging.getLogger(__name__)
 
-GATEWAY_NAME = "mcpstation"
-GATEWAY_VERSION = "0.1.0"
-
 ChangeKind = str  # "tools" | "prompts" | "resources"
 _ResultT = TypeVar("_ResultT", bound=types.Result)
 GatewayInstrument = Callable[[Server[Any], Station], None]
 """Adds middleware to the finished gateway server (telemetry: `integrations.otel.instrument_gateway`)."""
-
-
-class _GatewayServer(Server[Any]):
-    """A low-level server whose handshake advertises `listChanged` for all three lists."""
-
-    def create_initialization_options(
-        self,
-        notification_options: NotificationOptions | None = None,
-        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
-        extensions: dict[str, dict[str, Any]] | None = None,
-    ) -> InitializationOptions:
-        options = notification_options or NotificationOptions(
-            prompts_changed=True, resources_changed=True, tools_changed=True
-        )
-        return super().create_initialization_options(options, experimental_capabilities, extensions)
 
 
 class Gateway:
@@ -113,17 +95,42 @@ class Gateway:
     async def list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        tools = self.station.tools_for(self.caller_of(ctx))
-        return types.ListToolsResult(
-            tools=[entry.definition.model_copy(update={"name": entry.name}) for entry in tools]
-        )
+        return self.tools_result(self.caller_of(ctx))
 
     async def list_prompts(
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListPromptsResult:
+        return self.prompts_result(self.caller_of(ctx))
+
+    async def list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        return self.resources_result(self.caller_of(ctx))
+
+    async def list_templates(
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        return self.templates_result(self.caller_of(ctx))
+
+    def served_lists(self, caller: Caller) -> ServedLists:
+        """The four lists as `caller` is served them now."""
+        return ServedLists(
+            tools=self.tools_result(caller),
+            prompts=self.prompts_result(caller),
+            resources=self.resources_result(caller),
+            templates=self.templates_result(caller),
+        )
+
+    def tools_result(self, caller: Caller) -> types.ListToolsResult:
+        tools = self.station.tools_for(caller)
+        return types.ListToolsResult(
+            tools=[entry.definition.model_copy(update={"name": entry.name}) for entry in tools]
+        )
+
+    def prompts_result(self, caller: Caller) -> types.ListPromptsResult:
         originals = self._originals("prompts", lambda p: p.name)
         prompts = []
-        for entry in self.station.prompts_for(self.caller_of(ctx)):
+        for entry in self.station.prompts_for(caller):
             original = originals.get((entry.server, entry.prompt))
             if original is not None:
                 prompts.append(original.model_copy(update={"name": entry.name}))
@@ -135,12 +142,10 @@ class Gateway:
                 )
         return types.ListPromptsResult(prompts=prompts)
 
-    async def list_resources(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourcesResult:
+    def resources_result(self, caller: Caller) -> types.ListResourcesResult:
         originals = self._originals("resources", lambda r: str(r.uri))
         resources = []
-        for entry in self.station.resources_for(self.caller_of(ctx)):
+        for entry in self.station.resources_for(caller):
             original = originals.get((entry.server, entry.uri))
             resources.append(
                 original
@@ -151,12 +156,10 @@ class Gateway:
             )
         return types.ListResourcesResult(resources=resources)
 
-    async def list_templates(
-        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
-    ) -> types.ListResourceTemplatesResult:
+    def templates_result(self, caller: Caller) -> types.ListResourceTemplatesResult:
         originals = self._originals("templates", lambda t: t.uri_template)
         templates = []
-        for entry in self.station.templates_for(self.caller_of(ctx)):
+        for entry in self.station.templates_for(caller):
             original = originals.get((entry.server, entry.uri_template))
             templates.append(
                 original
@@ -169,6 +172,11 @@ class Gateway:
                 )
             )
         return types.ListResourceTemplatesResult(resource_templates=templates)
+
+    def input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """A tool's input schema by its public name (the HTTP face checks `Mcp-Param` headers with it)."""
+        entry = self.station.catalog.tools.get(name)
+        return entry.input_schema if entry is not None else None
 
     def _originals(self, kind: str, key: Callable[[Any], str]) -> dict[tuple[str, str], Any]:
         """Each server's own entries of `kind`, by (server, original name), for full-fidelity lists."""
@@ -393,33 +401,7 @@ def build_gateway_server(
     if relay is None and isinstance(station.hooks, GatewayRelay):
         relay = station.hooks
     gateway = Gateway(station, relay, local_caller)
-
-    def input_schema(name: str) -> Mapping[str, Any] | None:
-        entry = station.catalog.tools.get(name)
-        return entry.input_schema if entry is not None else None
-
-    server = _GatewayServer(
-        GATEWAY_NAME,
-        version=GATEWAY_VERSION,
-        instructions="mcpstation gateway: the tools, prompts and resources of every server in the station.",
-        lifespan=gateway.lifespan,
-        get_tool_input_schema=input_schema,
-        on_list_tools=gateway.list_tools,
-        on_call_tool=gateway.call_tool,
-        on_list_prompts=gateway.list_prompts,
-        on_get_prompt=gateway.get_prompt,
-        on_list_resources=gateway.list_resources,
-        on_list_resource_templates=gateway.list_templates,
-        on_read_resource=gateway.read_resource,
-        on_completion=gateway.complete,
-        on_subscriptions_listen=gateway.listen,
-    )
-    # Registered directly: the constructor keywords for these warn that the methods are deprecated
-    # in 2026-07-28, but handshake-era clients still send them.
-    server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, gateway.set_level)
-    server.add_notification_handler("notifications/initialized", types.NotificationParams, gateway.initialized)
-    server.add_request_handler("resources/subscribe", types.SubscribeRequestParams, gateway.subscribe)
-    server.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams, gateway.unsubscribe)
+    server = gateway_server(gateway)
     if instrument is not None:
         instrument(server, station)
     return server
