@@ -178,9 +178,11 @@ class StartingGateway:
                     write_snapshot(self._snapshot.directory, self._snapshot.key, lists)
 
     async def _started(self) -> Gateway:
-        self._needed.set()
-        await self._ready.wait()
-        assert self._gateway is not None
+        """The station's handlers, once it is up (at once, with no checkpoint, when it is)."""
+        if self._gateway is None:
+            self._needed.set()
+            await self._ready.wait()
+            assert self._gateway is not None
         return self._gateway
 
     def _answer_early(self, kind: str) -> ServedLists | None:
