@@ -588,7 +588,7 @@ def call(
     confirm = terminal_confirm()
 
     async def command(view: StationView) -> Shape:
-        if as_json or not view.reports_progress or not err.is_terminal:
+        if as_json or not view.reports_progress or not sys.stderr.isatty():  # rich only for a bar to draw
             return await view.call_tool(tool, arguments, timeout_s=timeout, progress=None, confirm=confirm)
         with _progress_bar(tool) as (on_progress, asking):
             return await view.call_tool(
