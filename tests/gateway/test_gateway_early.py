@@ -7,6 +7,7 @@ station is opened, relative to what the client asks, and what the client is told
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -22,7 +23,7 @@ from mcpstation import Station, StationConfig
 from mcpstation.errors import StoreError
 from mcpstation.gateway._serving import gateway_server
 from mcpstation.gateway._sessions import DownstreamSessions
-from mcpstation.gateway._snapshot import ServedLists, read_snapshot, write_snapshot
+from mcpstation.gateway._snapshot import KEEP, ServedLists, read_snapshot, write_snapshot
 from mcpstation.gateway._starting import ListSnapshot, OpenedGateway, StartingGateway
 from mcpstation.gateway.relay import GatewayRelay
 from mcpstation.gateway.server import Gateway
@@ -144,10 +145,23 @@ def test_a_snapshot_that_does_not_parse_or_belongs_to_another_input_is_ignored(t
     write_snapshot(tmp_path, KEY, lists("x"))
     kept = read_snapshot(tmp_path, KEY)
     assert kept is not None and names(kept.tools) == {"x"}
-    assert (tmp_path / "gateway-lists.json").stat().st_mode & 0o777 == 0o600
+    path = tmp_path / "gateway-lists" / f"{KEY}.json"
+    assert path.stat().st_mode & 0o777 == 0o600
     assert read_snapshot(tmp_path, "other") is None
-    (tmp_path / "gateway-lists.json").write_text('{"format": 1, "key": "the-input", "lists": {"tools": 3}}')
+    path.rename(path.with_name("other.json"))  # a file under another input's name is not that input's
+    assert read_snapshot(tmp_path, "other") is None
+    path.write_text('{"format": 1, "key": "the-input", "lists": {"tools": 3}}')
     assert read_snapshot(tmp_path, KEY) is None
-    (tmp_path / "gateway-lists.json").write_text("not json")
+    path.write_text("not json")
     assert read_snapshot(tmp_path, KEY) is None
     assert read_snapshot(tmp_path / "missing", KEY) is None
+
+
+def test_the_most_recently_written_snapshots_are_kept(tmp_path: Path):
+    for index in range(KEEP + 3):
+        write_snapshot(tmp_path, f"input-{index}", lists(f"t{index}"))
+        os.utime(tmp_path / "gateway-lists" / f"input-{index}.json", (index, index))  # written in this order
+    write_snapshot(tmp_path, "input-0", lists("t0"))  # written again: the newest
+    kept = {path.stem for path in (tmp_path / "gateway-lists").glob("*.json")}
+    assert kept == {"input-0", *(f"input-{index}" for index in range(4, KEEP + 3))}
+    assert len(kept) == KEEP

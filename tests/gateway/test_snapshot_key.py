@@ -9,30 +9,32 @@ from mcpstation.gateway._snapshot import snapshot_key
 OPTIONS: dict[str, str | None] = {"data_dir": None, "db_url": None}
 
 
-def key(config: Path | None, cwd: Path, environ: dict[str, str], **options: str | None) -> str | None:
-    return snapshot_key(config, options=OPTIONS | options, environ=environ, cwd=cwd)
+def key(config: Path | None, environ: dict[str, str], **options: str | None) -> str | None:
+    return snapshot_key(config, options=OPTIONS | options, environ=environ)
 
 
 def test_the_key_follows_the_config_its_variables_and_the_station_settings(tmp_path: Path):
     config = tmp_path / "mcpstation.toml"
     config.write_text('[servers.a]\ncommand = "${TOOL_BIN}/server"\nenv = { TOKEN = "${env:TOKEN}" }\n')
     environ = {"TOOL_BIN": "/opt/a", "TOKEN": "t1", "HOME": "/root", "MCPSTATION_DATA_DIR": "/data"}
-    base = key(config, tmp_path, environ)
-    assert base is not None and base == key(config, tmp_path, environ)
+    base = key(config, environ)
+    assert base is not None and base == key(config, environ)
 
-    assert key(config, tmp_path, environ | {"HOME": "/elsewhere", "TERM": "dumb"}) == base  # not named
-    assert key(config, tmp_path, environ | {"TOOL_BIN": "/opt/b"}) != base
-    assert key(config, tmp_path, environ | {"TOKEN": "t2"}) != base
-    assert key(config, tmp_path, {k: v for k, v in environ.items() if k != "TOKEN"}) != base
-    assert key(config, tmp_path, environ | {"MCPSTATION_REPLICA_ID": "r2"}) != base
-    assert key(config, tmp_path / "sub", environ) != base  # relative paths resolve elsewhere
-    assert key(config, tmp_path, environ, db_url="postgresql://db/x") != base
+    assert key(config, environ | {"HOME": "/elsewhere", "TERM": "dumb"}) == base  # not named
+    assert key(config, environ | {"TOOL_BIN": "/opt/b"}) != base
+    assert key(config, environ | {"TOKEN": "t2"}) != base
+    assert key(config, {k: v for k, v in environ.items() if k != "TOKEN"}) != base
+    assert key(config, environ | {"MCPSTATION_REPLICA_ID": "r2"}) != base
+    assert key(config, environ, db_url="postgresql://db/x") != base
 
+    copy = tmp_path / "copy.toml"  # the same bytes elsewhere: relative paths in it mean other files
+    copy.write_bytes(config.read_bytes())
+    assert key(copy, environ) != base
     config.write_text(config.read_text() + "\n[servers.b]\ncommand = 'b'\n")
-    assert key(config, tmp_path, environ) != base
+    assert key(config, environ) != base
 
 
 def test_no_config_file_has_a_key_and_an_unreadable_one_has_none(tmp_path: Path):
-    assert key(None, tmp_path, {}) is not None
-    assert key(None, tmp_path, {}) != key(None, tmp_path / "other", {})
-    assert key(tmp_path / "missing.toml", tmp_path, {}) is None
+    assert key(None, {}) is not None
+    assert key(None, {}) != key(None, {"MCPSTATION_DATA_DIR": "/elsewhere"})
+    assert key(tmp_path / "missing.toml", {}) is None

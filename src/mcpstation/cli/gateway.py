@@ -12,7 +12,7 @@ call`, `servers add` and the rest act on it. Over stdio the client is the local 
 (sampling, elicitation, roots) go to the downstream client during its calls, else to `[host]`.
 
 Over stdio the gateway answers the four lists at once from those the last gateway on the same
-config served (`gateway-lists.json` in the data directory), before it has loaded the config, the
+config served (`gateway-lists/` in the data directory), before it has loaded the config, the
 store or the station; a list that turns out different is announced as changed. Then, as over
 HTTP, servers it has listed before start in the background (a call to one still starting waits
 for it), and only a server never listed before is waited for (`StartPlan.BACKGROUND`).

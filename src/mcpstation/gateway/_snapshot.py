@@ -2,10 +2,11 @@
 
 The next `gateway --stdio` started on the same config answers `tools/list`, `prompts/list`,
 `resources/list` and `resources/templates/list` from this file before its station is up: before
-it has read the config, opened the store or imported either. The file belongs to one input: the
-config file's path and bytes, the values of the environment variables the file names (`${VAR}`),
-every `MCPSTATION_*` variable, the working directory and the command's store options. Any other
-input gives another key, and the file is ignored until a gateway on that input rewrites it.
+it has read the config, opened the store or imported either. Each file belongs to one input, and
+is named by its key: the config file's path and bytes, the values of the environment variables the
+file names (`${VAR}`), every `MCPSTATION_*` variable and the command's store options. Another input
+finds no file of its own. The `KEEP` most recently written files are kept (one editor's config,
+another's, a project's), older ones removed.
 
 What the file cannot see (a server added at runtime, a pin approved since) is corrected once the
 station is up: a list that differs from what was answered early is announced as changed, as any
@@ -30,8 +31,9 @@ import mcp_types as types
 
 logger = logging.getLogger(__name__)
 
-SNAPSHOT_NAME = "gateway-lists.json"
+SNAPSHOT_FOLDER = "gateway-lists"
 FORMAT = 1  # bump when what the file holds, or what the key covers, changes
+KEEP = 16
 _VARIABLE = re.compile(rb"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)")
 
 
@@ -65,7 +67,6 @@ def snapshot_key(
     *,
     options: Mapping[str, str | None],
     environ: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
 ) -> str | None:
     """The key of the gateway's input, or None when the config file cannot be read.
 
@@ -79,7 +80,6 @@ def snapshot_key(
         digest.update(len(data).to_bytes(8, "big") + data)
 
     part(str(FORMAT))
-    part(str(cwd or Path.cwd()))
     if config_path is None:
         part(None)
     else:
@@ -104,7 +104,7 @@ def snapshot_key(
 def read_snapshot(directory: Path, key: str) -> ServedLists | None:
     """The lists kept for `key`, or None: no file, another key, or a file that does not parse."""
     try:
-        data = json.loads((directory / SNAPSHOT_NAME).read_bytes())
+        data = json.loads(_path(directory, key).read_bytes())
         if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("key") != key:
             return None
         return ServedLists.from_json(data["lists"])
@@ -116,15 +116,16 @@ def read_snapshot(directory: Path, key: str) -> ServedLists | None:
 
 
 def write_snapshot(directory: Path, key: str, lists: ServedLists) -> None:
-    """Keep `lists` for `key`, replacing the file whole (readers see the old file or the new one).
+    """Keep `lists` for `key`, replacing its file whole (readers see the old file or the new one),
+    and remove all but the `KEEP` most recently written.
 
     Failing to write is logged, never raised: the next gateway then waits for its station.
     """
     body = json.dumps({"format": FORMAT, "key": key, "lists": lists.as_json()}, separators=(",", ":"))
-    path = directory / SNAPSHOT_NAME
-    partial = path.with_name(f".{SNAPSHOT_NAME}.{os.getpid()}")
+    path = _path(directory, key)
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
     try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as file:
             file.write(body)
@@ -133,3 +134,20 @@ def write_snapshot(directory: Path, key: str, lists: ServedLists) -> None:
         logger.warning("could not keep the gateway's lists in %s: %s", path, exc)
         with contextlib.suppress(OSError):
             partial.unlink()
+        return
+    _prune(path.parent)
+
+
+def _path(directory: Path, key: str) -> Path:
+    return directory / SNAPSHOT_FOLDER / f"{key}.json"
+
+
+def _prune(folder: Path) -> None:
+    """Remove all but the `KEEP` most recently written snapshots (a file gone meanwhile is fine)."""
+    written: list[tuple[float, Path]] = []
+    for path in folder.glob("*.json"):
+        with contextlib.suppress(OSError):
+            written.append((path.stat().st_mtime, path))
+    for _, path in sorted(written, reverse=True)[KEEP:]:
+        with contextlib.suppress(OSError):
+            path.unlink()
