@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -95,5 +96,15 @@ async def test_a_second_gateway_lists_before_its_store_is_open_and_a_store_it_ca
             assert listed == {"mcp_a_add", "mcp_a_sub"}  # answered without the store
             with pytest.raises(MCPError):  # the store cannot open: the gateway ends, saying why
                 await client.call_tool("mcp_a_add", {})
-    assert "StoreError" in errors.read_text()
+    said = errors.read_text()
+    assert "StoreError: cannot open the store" in said and "Traceback" not in said
     assert starts(tmp_path) == 1  # the second gateway started no server
+
+    shutil.rmtree(tmp_path / "data" / "gateway-lists")  # no lists kept: the store is opened first
+    with anyio.fail_after(SESSION_TIMEOUT_S), errors.open("w") as errlog:
+        with pytest.raises(ExceptionGroup) as failed:  # the handshake itself finds the pipe closed
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                await client.list_tools()
+    assert failed.group_contains(MCPError)
+    said = errors.read_text()
+    assert "StoreError: cannot open the store" in said and "Traceback" not in said

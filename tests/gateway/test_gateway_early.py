@@ -116,24 +116,25 @@ async def test_the_station_opens_once_the_client_is_quiet_and_the_snapshot_follo
     assert read_snapshot(tmp_path, "another input") is None
 
 
-async def test_with_no_snapshot_the_station_opens_at_once_and_answers_the_lists(tmp_path: Path):
+async def test_with_no_snapshot_the_station_is_up_before_the_handshake_is_answered(tmp_path: Path):
     opener = Opener()
     starting = StartingGateway(opener, ListSnapshot(tmp_path, KEY, None), quiet_s=NEVER_QUIET_S)
     with anyio.fail_after(TIMEOUT_S):
         async with Client(gateway_server(starting), mode="legacy") as client:
+            assert opener.station is not None  # entered before the first message was read
             assert "mcp_a_add" in names(await client.list_tools())
-            assert opener.opened.is_set()
     kept = read_snapshot(tmp_path, KEY)  # kept for the next gateway on this input
     assert kept is not None and "mcp_a_add" in names(kept.tools)
 
 
-async def test_a_station_that_cannot_open_ends_the_serving_with_its_own_error(tmp_path: Path):
+@pytest.mark.parametrize("kept", [lists("mcp_a_add"), None], ids=["lists kept", "no lists"])
+async def test_a_station_that_cannot_open_ends_the_serving_with_its_own_error(tmp_path: Path, kept: ServedLists | None):
     @asynccontextmanager
     async def failing(sessions: DownstreamSessions) -> AsyncIterator[OpenedGateway]:
         raise StoreError("the store is not a database")
         yield  # pragma: no cover
 
-    starting = StartingGateway(failing, ListSnapshot(tmp_path, KEY, lists("mcp_a_add")), quiet_s=0.0)
+    starting = StartingGateway(failing, ListSnapshot(tmp_path, KEY, kept), quiet_s=0.0)
     server = gateway_server(starting)
     with anyio.fail_after(TIMEOUT_S):
         async with server.lifespan(server):

@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import mcp_types as types
+from anyio import TASK_STATUS_IGNORED
+from anyio.abc import TaskStatus
 from mcp.server import Server
 
 from mcpstation.errors import StationError
@@ -102,22 +104,36 @@ class StartingGateway:
     async def lifespan(self, server: Server[Any]) -> AsyncIterator[dict[str, Any]]:
         """The server's lifespan: the station opens beside the serving, and closes after it.
 
-        A station that fails to open (a config error, a store it cannot reach) stops the serving;
-        its error is kept in `failure`.
+        With no lists to answer early, the station is up before the first message is read, as
+        in a gateway that keeps no lists (telemetry sees the handshake). A station that fails to
+        open (a config error, a store it cannot reach) stops the serving; its error is kept in
+        `failure`.
         """
         self._last_answer = anyio.current_time()
+        serving = anyio.CancelScope()
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._run, server, tasks.cancel_scope)
+            if self._early is None:
+                await tasks.start(self._run, server, serving)
+            else:
+                tasks.start_soon(self._run, server, serving)
             try:
-                yield {}
+                with serving:
+                    yield {}
             finally:
                 self._closing.set()
                 self._needed.set()
 
-    async def _run(self, server: Server[Any], serving: anyio.CancelScope) -> None:
+    async def _run(
+        self, server: Server[Any], serving: anyio.CancelScope, *, task_status: TaskStatus[None] = TASK_STATUS_IGNORED
+    ) -> None:
+        """Open the station once it is needed, serve through it until the serving ends, close it.
+
+        `task_status` is told once the station is up, or has failed to open.
+        """
         await self._until_needed()
         if self._closing.is_set():
             return
+        told = False
         try:
             async with self._open(self.sessions) as opened:
                 gateway = opened.gateway
@@ -126,6 +142,8 @@ class StartingGateway:
                 async with gateway.lifespan(server), anyio.create_task_group() as keeping:
                     self._gateway = gateway
                     self._ready.set()
+                    task_status.started()
+                    told = True
                     await self._correct(gateway)
                     if opened.instrument is None:
                         keeping.start_soon(self._keep_lists, gateway)
@@ -134,6 +152,8 @@ class StartingGateway:
         except StationError as exc:  # kept, to be raised as itself where the serving ends
             self.failure = exc
             serving.cancel()
+            if not told:
+                task_status.started()
 
     async def _until_needed(self) -> None:
         """Until a request needs the station, or the client has been quiet after its lists."""

@@ -64,7 +64,7 @@ async def stdio_streams() -> AsyncIterator[tuple[ReadStream, WriteStream]]:
         reading = anyio.CancelScope()
 
         async def read() -> None:
-            with reading:
+            with reading, contextlib.suppress(anyio.BrokenResourceError):  # the server stopped reading first
                 await _read(wire_in, incoming_send)
 
         async with anyio.create_task_group() as group:
