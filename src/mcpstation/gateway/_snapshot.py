@@ -35,6 +35,7 @@ SNAPSHOT_FOLDER = "gateway-lists"
 FORMAT = 1  # bump when what the file holds, or what the key covers, changes
 KEEP = 16
 _VARIABLE = re.compile(rb"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)")
+KINDS = ("tools", "prompts", "resources", "templates")  # the lists kept, by `ServedLists` field
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,6 @@ class ServedLists:
             resources=types.ListResourcesResult.model_validate(data["resources"]),
             templates=types.ListResourceTemplatesResult.model_validate(data["templates"]),
         )
-
-
-KINDS = ("tools", "prompts", "resources", "templates")
 
 
 def snapshot_key(

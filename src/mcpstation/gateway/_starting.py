@@ -80,7 +80,6 @@ class StartingGateway:
         self.sessions = DownstreamSessions()
         self._open = open_gateway
         self._snapshot = snapshot
-        self._early = snapshot.lists if snapshot is not None else None
         self._answered: set[str] = set()
         self._quiet_s = quiet_s
         self._last_answer = 0.0
@@ -89,6 +88,11 @@ class StartingGateway:
         self._needed = anyio.Event()
         self._closing = anyio.Event()
         self.failure: StationError | None = None
+
+    @property
+    def _early(self) -> ServedLists | None:
+        """The lists kept for this input, answered until the station is up."""
+        return self._snapshot.lists if self._snapshot is not None else None
 
     async def serve_stdio(self) -> None:
         """Serve on this process's stdin/stdout until stdin closes."""
