@@ -117,7 +117,8 @@ def test_a_stdio_gateway_answers_before_it_loads_the_station_the_config_or_the_s
     """What `gateway --stdio` loads to answer from its list snapshot: the SDK and the gateway's shell."""
     code = (
         "from mcpstation.cli import gateway\n"
-        "from mcpstation.gateway._snapshot import read_snapshot, snapshot_key\n"
+        "from mcpstation.gateway._snapshot import read_snapshot\n"
+        "from mcpstation.per_input import input_key\n"
         "from mcpstation.gateway._starting import StartingGateway\n"
         "from mcpstation.gateway._serving import gateway_server\n"
     )

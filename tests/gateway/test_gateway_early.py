@@ -23,11 +23,12 @@ from mcpstation import Station, StationConfig
 from mcpstation.errors import StoreError
 from mcpstation.gateway._serving import gateway_server
 from mcpstation.gateway._sessions import DownstreamSessions
-from mcpstation.gateway._snapshot import KEEP, ServedLists, read_snapshot, write_snapshot
+from mcpstation.gateway._snapshot import ServedLists, read_snapshot, write_snapshot
 from mcpstation.gateway._starting import ListSnapshot, OpenedGateway, StartingGateway
 from mcpstation.gateway.relay import GatewayRelay
 from mcpstation.gateway.server import Gateway
 from mcpstation.gateway.stdio import LOCAL_CALLER
+from mcpstation.per_input import KEEP
 
 pytestmark = pytest.mark.anyio
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
-from mcpstation.cli._control import data_dir_of
+from mcpstation.cli._control import config_path_of, data_dir_of
 from mcpstation.cli._exits import OUTCOME_EXIT
 from mcpstation.cli._view import Confirm, Refusal
 from mcpstation.errors import StationError, UsageError
@@ -152,6 +152,15 @@ def _load() -> StationConfig:
         logger.info("no config file found; using the default config (the demo server)")
         return default_config()
     return load_config(path)
+
+
+def command_input_key() -> str | None:
+    """The key of this command's input (`per_input`): the config it names, the environment, and
+    its store options; None when the config file cannot be read."""
+    from mcpstation.per_input import input_key
+
+    options = {"data_dir": _globals.data_dir, "db_url": _globals.db_url}
+    return input_key(config_path_of(_globals.config_path), options=options)
 
 
 def data_dir() -> Path:

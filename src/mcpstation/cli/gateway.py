@@ -30,7 +30,17 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 
-from mcpstation.cli._runner import _configure_logging, _globals, _load, _run_main, data_dir, err, instrument, open_store
+from mcpstation.cli._runner import (
+    _configure_logging,
+    _globals,
+    _load,
+    _run_main,
+    command_input_key,
+    data_dir,
+    err,
+    instrument,
+    open_store,
+)
 from mcpstation.errors import StationError
 
 if TYPE_CHECKING:
@@ -89,13 +99,11 @@ async def _serve_stdio() -> None:
     The lists the last gateway on this input served are answered at once; the config, the store
     and the station are loaded beside the serving (`gateway._starting`).
     """
-    from mcpstation.cli._control import config_path_of
-    from mcpstation.gateway._snapshot import read_snapshot, snapshot_key
+    from mcpstation.gateway._snapshot import read_snapshot
     from mcpstation.gateway._starting import ListSnapshot, StartingGateway
 
     directory = data_dir()
-    options = {"data_dir": _globals.data_dir, "db_url": _globals.db_url}
-    key = snapshot_key(config_path_of(_globals.config_path), options=options)
+    key = command_input_key()
     snapshot = ListSnapshot(directory, key, read_snapshot(directory, key)) if key is not None else None
     await StartingGateway(_open_stdio_gateway, snapshot).serve_stdio()
 

@@ -1,16 +1,16 @@
-"""The key of a stdio gateway's list snapshot: every input that can change the lists changes it."""
+"""The key of a command's input (`per_input`): every input that can change what it sees changes it."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from mcpstation.gateway._snapshot import snapshot_key
+from mcpstation.per_input import input_key
 
 OPTIONS: dict[str, str | None] = {"data_dir": None, "db_url": None}
 
 
 def key(config: Path | None, environ: dict[str, str], **options: str | None) -> str | None:
-    return snapshot_key(config, options=OPTIONS | options, environ=environ)
+    return input_key(config, options=OPTIONS | options, environ=environ)
 
 
 def test_the_key_follows_the_config_its_variables_and_the_station_settings(tmp_path: Path):
