@@ -15,7 +15,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "mcpstation"
 
-LEAVES = {"outcomes", "errors", "file_lock", "wire", "_lazy_exports"}
+LEAVES = {"outcomes", "errors", "file_lock", "wire", "_lazy_exports", "per_input"}
 _BASE = LEAVES | {"config"}
 _PARTS = _BASE | {"catalog", "catalog_cache", "connection", "events", "pinning", "pipeline", "policy", "store", "host"}
 _STATION = _PARTS | {
@@ -29,6 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "file_lock": set(),
     "wire": set(),
     "_lazy_exports": set(),
+    "per_input": set(),
     "errors": {"outcomes"},
     "config": LEAVES,
     "connection": _BASE,

@@ -126,3 +126,19 @@ def test_a_stdio_gateway_answers_before_it_loads_the_station_the_config_or_the_s
     station = ("mcpstation.station", "mcpstation.store.store", "mcpstation.config.models", "mcpstation.pipeline")
     assert not {m for m in loaded if m.startswith(station)}
     assert not heavy(loaded) & set(DATABASE)
+
+
+def test_a_one_shot_call_starts_its_server_before_it_loads_the_sdk_the_store_or_the_station():
+    """What `mcpstation call` has loaded when it starts the tool's server (`connection.early`)."""
+    code = (
+        "import sys\n"
+        "from mcpstation.cli import _call_owners, _local\n"
+        "from mcpstation.config.models import StationConfig\n"
+        "from mcpstation.connection.early import EarlyStarts\n"
+        "config = StationConfig(servers=[{'name': 't', 'command': sys.executable, 'args': ['-c', 'pass']}])\n"
+        "assert EarlyStarts().start(config.server('t')) is not None\n"
+    )
+    loaded = loaded_after(code)
+    station = ("mcpstation.station", "mcpstation.store.store", "mcpstation.pool", "mcpstation.pipeline")
+    assert not {m for m in loaded if m == "mcp" or m.startswith(("mcp.", *station))}
+    assert not heavy(loaded) & set(DATABASE)

@@ -26,6 +26,7 @@ from anyio.abc import TaskGroup
 from mcpstation.config.models import AnyServerSpec, StationSettings
 from mcpstation.connection import ConnectionState, KnownListing, ServerConnection, SessionHooks, start_mode
 from mcpstation.connection.connection import Precheck
+from mcpstation.connection.early import EarlyStarts
 from mcpstation.connection.transports import RequestGuard
 from mcpstation.errors import UsageError
 from mcpstation.events import EventHub, StationEvent
@@ -69,6 +70,7 @@ class ConnectionPool:
         self._task_group: TaskGroup | None = None
         self.start_slots = anyio.CapacityLimiter(settings.concurrent_starts)
         self.recall: Callable[[AnyServerSpec], KnownListing | None] | None = None  # the catalog cache's lookup
+        self.early: EarlyStarts | None = None  # processes started before the station, for their first session
         self.plan = StartPlan.SETTLED
 
     def bind(self, task_group: TaskGroup | None) -> None:
@@ -113,6 +115,7 @@ class ConnectionPool:
             spec,
             self.settings,
             hooks=self.hooks,
+            early=self.early,
             observer=self,
             precheck=precheck,
             request_guard=request_guard,

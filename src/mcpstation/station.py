@@ -46,6 +46,7 @@ from mcpstation.codemode import CodeRunner, CodeToolBuilder, SandboxWorkers
 from mcpstation.config.models import AnyServerSpec, Role, ServerSpec, StationConfig, StdioServerSpec
 from mcpstation.confirmations import ANSWER_ACTION, Answered, PendingQuestion, PendingQuestions
 from mcpstation.connection import ConnectionState, ServerConnection, SessionHooks
+from mcpstation.connection.early import EarlyStarts
 from mcpstation.connection.snapshot import SessionInfo
 from mcpstation.dynamic import ChangeAction, DynamicServers, ServerChange
 from mcpstation.errors import IdentityProblem, ServerUnavailable, UpstreamIdentityError, UsageError
@@ -114,7 +115,8 @@ class Station:
     leaving stops them all, processes included, and writes the last audit records. `start` says
     how the servers whose listing the catalog cache knows start instead (`StartPlan`): in the
     background, their cached listings serving at once (a gateway), or only when a request needs
-    them (a one-shot command).
+    them (a one-shot command). `early` holds servers' processes started before the station
+    (`connection.early`): each server's first session adopts its own.
     """
 
     def __init__(
@@ -125,6 +127,7 @@ class Station:
         store: Store | None = None,
         on_change: Callable[[Station], None] | None = None,
         start: StartPlan = StartPlan.SETTLED,
+        early: EarlyStarts | None = None,
     ) -> None:
         self.config = config
         self.hooks = hooks if hooks is not None else Host.from_config(config, store=store)
@@ -138,6 +141,7 @@ class Station:
             events=self.events,
             on_change=self._changed,
         )
+        self.pool.early = early
         self.user_grants = UserGrants(store, self._sealer, lambda: self.config.auth.public_url)
         self.user_connections = UserConnections(
             self.roster.spec, lambda: self.config.station, self.hooks, self.upstream_tokens, self.user_grants

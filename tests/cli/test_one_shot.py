@@ -110,3 +110,46 @@ def test_a_command_that_needs_only_the_store_loads_neither_the_sdk_nor_a_server(
     # The config's protocol versions come from mcp_types; the SDK's sessions and the station do not load.
     assert not under(loaded, ("mcp", "mcpstation.station", "mcpstation.pipeline", "mcpstation.pool"))
     assert (project.starts("a"), project.starts("b")) == (0, 0)
+
+
+def owners_file(project: Project) -> Path:
+    (path,) = (project.root / "data" / "call-owners").glob("*.json")
+    return path
+
+
+def running_for(marker: Path) -> list[int]:
+    """The pids of processes whose command line names `marker` (a counted server's starts file)."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and str(marker).encode() in (entry / "cmdline").read_bytes():
+                pids.append(int(entry.name))
+        except OSError:
+            continue  # it ended meanwhile
+    return pids
+
+
+def test_a_call_starts_its_server_before_the_station_when_the_last_one_shot_saw_which(tmp_path: Path):
+    project = Project(tmp_path)
+    project.tool_names()  # fills the catalog cache, and the owners of its tools
+    kept = owners_file(project)
+    assert kept.stat().st_mode & 0o777 == 0o600
+    assert json.loads(kept.read_text())["body"] == {"mcp_a_add": "a", "mcp_a_sub": "a", "mcp_b_mul": "b"}
+
+    done = project.run("-v", "call", "mcp_a_add")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ran add"
+    assert "server 'a' started before the station" in done.stderr
+    assert (project.starts("a"), project.starts("b")) == (2, 1)  # adopted: one start, not two
+
+    envelope = json.loads(kept.read_text())
+    envelope["body"]["mcp_a_add"] = "b"  # says another server owns it: that one starts, for nothing
+    kept.write_text(json.dumps(envelope))
+    done = project.run("-v", "call", "mcp_a_add")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ran add"
+    assert "server 'b' started before the station" in done.stderr
+    assert "server 'b' was started early but not used; stopping it" in done.stderr
+    assert (project.starts("a"), project.starts("b")) == (3, 2)
+    assert running_for(tmp_path / "b.starts") == []  # stopped before the command ended
+    assert json.loads(kept.read_text())["body"]["mcp_a_add"] == "a"  # the catalog set it right

@@ -28,7 +28,7 @@ from mcpstation import Station
 from mcpstation.config import load_config, parse_config
 from mcpstation.config.environment import NETWORK_VARIABLES, withheld_network_variables
 from mcpstation.config.models import StdioServerSpec
-from mcpstation.connection.transports import child_environment
+from mcpstation.connection._launch import child_environment
 from mcpstation.store import Store
 
 START_TIMEOUT_S = 60.0  # a whole station start with one real server, on a loaded 2-core machine

@@ -12,7 +12,8 @@ import pytest
 from mcpstation import Station
 from mcpstation.config import load_config, parse_config
 from mcpstation.config.models import StdioServerSpec
-from mcpstation.connection.transports import command_not_found, own_scripts_folder, resolve_command
+from mcpstation.connection._launch import own_scripts_folder, resolve_command
+from mcpstation.connection.transports import command_not_found
 
 START_TIMEOUT_S = 60.0  # a whole station start with one real server, on a loaded 2-core machine
 SYSTEM_PATH = "/usr/local/bin:/usr/bin:/bin"  # what an editor or the Inspector hands a gateway: no venv on it

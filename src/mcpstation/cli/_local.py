@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from mcpstation.cli._runner import cli_caller, open_station, open_store, say
+from mcpstation.cli._runner import _load, cli_caller, command_input_key, data_dir, open_station, open_store, say
 from mcpstation.cli._view import (
     CALL_FIELDS,
     AuditQuery,
@@ -38,18 +38,39 @@ if TYPE_CHECKING:
 
 
 @asynccontextmanager
-async def open_local_view(needs: Needs, *, actor: str | None = None) -> AsyncIterator[LocalView]:
-    """The store, and a station started as `needs` says (none for `Needs.STORE`), for one command."""
+async def open_local_view(
+    needs: Needs, *, actor: str | None = None, calls: str | None = None
+) -> AsyncIterator[LocalView]:
+    """The store, and a station started as `needs` says (none for `Needs.STORE`), for one command.
+
+    `calls` names the tool the command calls: its server starts before the station is imported,
+    when the last one-shot station on this input saw which one owns it (`_call_owners`).
+    """
     if needs is Needs.STORE:
         async with await open_store() as store:
             yield LocalView(store, None, actor)
         return
-    from mcpstation.pool import StartPlan  # the station's stack: a store-only command never loads it
+    from mcpstation.cli import _call_owners
+    from mcpstation.connection.early import EarlyStarts
 
-    plan = StartPlan.ON_DEMAND if needs is Needs.LISTINGS else StartPlan.SETTLED
-    async with open_station(plan) as station:
-        assert station.store is not None
-        yield LocalView(station.store, station, actor)
+    config = _load()
+    directory, key = data_dir(), command_input_key()
+    owners = _call_owners.read_owners(directory, key) if key is not None else {}
+    early = EarlyStarts()
+    try:
+        if calls is not None:
+            _call_owners.start_owner(early, config, owners, calls)
+        from mcpstation.pool import StartPlan  # the station's stack: a store-only command never loads it
+
+        plan = StartPlan.ON_DEMAND if needs is Needs.LISTINGS else StartPlan.SETTLED
+        async with open_station(plan, config=config, early=early) as station:
+            assert station.store is not None
+            yield LocalView(station.store, station, actor)
+            if key is not None and needs is Needs.LISTINGS:
+                _call_owners.keep_owners(directory, key, station, owners)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await early.aclose()
 
 
 class LocalView:

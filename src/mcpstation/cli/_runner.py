@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from mcpstation.config.models import StationConfig
+    from mcpstation.connection.early import EarlyStarts
     from mcpstation.gateway import GatewayInstrument
     from mcpstation.pipeline import Caller
     from mcpstation.pool import StartPlan
@@ -179,14 +180,17 @@ def open_store(config: StationConfig | None = None) -> Awaitable[Store]:
 
 
 @asynccontextmanager
-async def open_station(start: StartPlan | None = None) -> AsyncIterator[Station]:
-    """A running station for the CLI: config, store, and a terminal elicitor when a person is there;
-    `start` says how the servers the catalog cache knows start (default: all, and waited for)."""
+async def open_station(
+    start: StartPlan | None = None, *, config: StationConfig | None = None, early: EarlyStarts | None = None
+) -> AsyncIterator[Station]:
+    """A running station for the CLI: config (`config`, or the one the command names), store, and
+    a terminal elicitor when a person is there; `start` says how the servers the catalog cache
+    knows start (default: all, and waited for); `early` holds servers started before it."""
     from mcpstation.host import Host, TerminalElicitor
     from mcpstation.pool import StartPlan
     from mcpstation.station import Station
 
-    config = _load()
+    config = config or _load()
     elicitor = TerminalElicitor() if sys.stdin.isatty() and not _globals.json else None
     async with await open_store(config) as store:
         station = Station(
@@ -194,6 +198,7 @@ async def open_station(start: StartPlan | None = None) -> AsyncIterator[Station]
             store=store,
             hooks=Host.from_config(config, elicitation_handler=elicitor, store=store),
             start=start or StartPlan.SETTLED,
+            early=early,
         )
         instrument(station)
         async with station:

@@ -31,12 +31,14 @@ def with_station(
     needs: Needs = Needs.SERVERS,
     require_server: bool = True,
     actor: str | None = None,
+    calls: str | None = None,
 ) -> T:
     """Run `command` on the station running for the data directory, or, with none running (or
     `--one-shot`), on one started for it alone as `needs` says; `-v` says which.
 
     `require_server`: exit 3 when some server is enabled and none is reachable, before `command`
-    runs. `actor` names who acts, for the audit of management actions (`--actor`).
+    runs. `actor` names who acts, for the audit of management actions (`--actor`). `calls` names
+    the tool the command calls, whose server a station started for it may start first.
     """
 
     async def checked(view: StationView) -> T:
@@ -58,7 +60,7 @@ def with_station(
     async def main() -> T:
         from mcpstation.cli._local import open_local_view
 
-        async with open_local_view(needs, actor=actor) as view:
+        async with open_local_view(needs, actor=actor, calls=calls) as view:
             return await checked(view)
 
     return _run_main(main)

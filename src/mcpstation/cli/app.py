@@ -595,7 +595,7 @@ def call(
                 tool, arguments, timeout_s=timeout, progress=on_progress, confirm=asking(confirm)
             )
 
-    result = with_station(command, needs=Needs.LISTINGS)
+    result = with_station(command, needs=Needs.LISTINGS, calls=tool)
     if as_json:
         _emit_json(result)
     else:

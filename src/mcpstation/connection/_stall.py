@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from mcpstation.config.environment import NETWORK_VARIABLES, is_network_variable, withheld_network_variables
 from mcpstation.config.models import StdioServerSpec
-from mcpstation.connection.transports import child_environment
+from mcpstation.connection._launch import child_environment
 
 STALL_AFTER_S = 10.0  # a starting server that wrote nothing this long is reported as stalled...
 STALL_BUDGET_FRACTION = 1 / 3  # ...or this part of its start-up budget, when that is sooner

@@ -140,6 +140,10 @@ class StderrSink:
             self.logger.debug("%s", self._partial)
             self._partial = ""
 
+    def tell(self, on_line: Callable[[str, str], None] | None) -> None:
+        """Who hears each line from now on (a sink made before its session's: an early start's)."""
+        self._on_line = on_line
+
     def close_write_end(self) -> None:
         """Drop our copy of the write end so EOF arrives once the child's copies close."""
         if not self.file.closed:

@@ -4,8 +4,8 @@
 so `Client(stdio_transport(...), mode=...)` negotiates either protocol era unchanged. It replaces
 the SDK's `stdio_client`, which can be neither bounded nor made cheap:
 
-- Spawn: the server runs in its own session and process group, with stdin and stdout as pipes
-  of ours (made non-blocking; no threads, no stream layers) and stderr on `errlog`.
+- Spawn (`_launch.spawn`): the server runs in its own session and process group, with stdin and
+  stdout as pipes of ours (made non-blocking; no threads, no stream layers) and stderr on `errlog`.
 - Read: chunks straight from the pipe, split into lines by `LineFramer` at `max_message_bytes`
   (a longer line is never held whole), sorted by `Inbound` (answers first, floods bounded,
   answers matched to requests in flight). A line that goes on past `ENDLESS_LINE_FACTOR` caps
@@ -46,12 +46,12 @@ from typing import IO
 import anyio
 import anyio.lowlevel
 from mcp import StdioServerParameters
-from mcp.client.stdio import get_default_environment
 from mcp.shared.message import SessionMessage
 
 from mcpstation.connection._framing import LineFramer, Oversized
 from mcpstation.connection._inbound import Inbound
 from mcpstation.connection._lanes import InboundStream
+from mcpstation.connection._launch import Launch, default_environment, spawn
 from mcpstation.connection._wire import encode_message
 from mcpstation.connection.limits import MESSAGE_TOO_LARGE, InboundLimits
 from mcpstation.connection.stats import CloseReason, TransportStats
@@ -62,8 +62,6 @@ READ_CHUNK_BYTES = 64 * 1024  # one read from the server's stdout
 FLOOD_READ_CHUNK_BYTES = 4 * 1024  # one read from a server over its notification budget: a short loop turn
 FLOOD_ANSWER_DELAY_S = 0.25  # while a server floods, we read it no faster than its full pipe drains in this time
 FLOOD_WINDOW_S = 0.05  # the flood read rate is measured over windows this long
-STDIN_PIPE_BYTES = 1024 * 1024  # capacity asked of the kernel for the server's stdin (Linux: up to 1 MiB)
-STDOUT_PIPE_BYTES = 256 * 1024  # for its stdout: big enough for big answers, small enough to drain fast
 ENDLESS_LINE_FACTOR = 8  # a line this many caps long without a newline ends the session
 ENDLESS_LINE_S = 2.0  # so does a line still unfinished this long after crossing the cap
 EXIT_EOF_GRACE_S = 0.2  # after the process exits, time for its last output to arrive
@@ -191,19 +189,24 @@ async def stdio_transport(
     errlog: IO[str] | None = None,
     on_process: Callable[[int], None] | None = None,
     stats: TransportStats | None = None,
+    process: subprocess.Popen[bytes] | None = None,
 ) -> AsyncIterator[tuple[InboundStream, PipeWriter]]:
     """Spawn the server `params` describes and yield `(read_stream, write_stream)` for an SDK session.
 
     `server` names it in errors and logs. `errlog` (a real file: it becomes the child's fd 2)
     receives its stderr; None inherits ours. `on_process` learns the pid as soon as it runs;
-    `stats` collects what was dropped, refused or cut, and why the stream ended.
+    `stats` collects what was dropped, refused or cut, and why the stream ended. `process` is
+    that server already spawned by `_launch.spawn` for exactly `params` and `errlog` (an early
+    start): it is adopted, stopped and reaped as if spawned here.
 
     Raises:
         FileNotFoundError, PermissionError: the command cannot be run.
     """
     limits = limits or InboundLimits()
     stats = stats if stats is not None else TransportStats()
-    process = _spawn(params, errlog)
+    if process is None:
+        env = default_environment() | (params.env or {})
+        process = spawn(Launch(params.command, tuple(params.args), env, _folder(params.cwd)), errlog)
     stdin, stdout = process.stdin, process.stdout
     assert stdin is not None and stdout is not None
     pidfd = _open_pidfd(process.pid)
@@ -229,25 +232,8 @@ async def stdio_transport(
             await _release(process, pidfd)
 
 
-def _spawn(params: StdioServerParameters, errlog: IO[str] | None) -> subprocess.Popen[bytes]:
-    env = get_default_environment() | (params.env or {})
-    process = subprocess.Popen(
-        [params.command, *params.args],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=errlog,
-        env=env,
-        cwd=params.cwd,
-        start_new_session=True,  # its own session and process group: one signal reaches its whole family
-        bufsize=0,
-    )
-    assert process.stdin is not None and process.stdout is not None
-    for pipe, size in ((process.stdin, STDIN_PIPE_BYTES), (process.stdout, STDOUT_PIPE_BYTES)):
-        os.set_blocking(pipe.fileno(), False)
-        if sys.platform == "linux":
-            with contextlib.suppress(OSError):
-                fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, size)
-    return process
+def _folder(cwd: str | os.PathLike[str] | None) -> str | None:
+    return None if cwd is None else os.fspath(cwd)
 
 
 def _open_pidfd(pid: int) -> int | None:

@@ -34,6 +34,7 @@ from mcpstation.config.models import AnyServerSpec, StationSettings
 from mcpstation.connection._errors import forgot_session, translate_call_errors
 from mcpstation.connection.budgets import call_timeout_s, idle_stop_s, startup_budget_s
 from mcpstation.connection.discovery import Discovered
+from mcpstation.connection.early import EarlyStarts
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.known import KnownListing
 from mcpstation.connection.listing import ServerListing, start_mode
@@ -89,15 +90,22 @@ class ServerConnection:
         request_guard: RequestGuard | None = None,
         start_slots: CapacityLimiter | None = None,
         known: KnownListing | None = None,
+        early: EarlyStarts | None = None,
     ) -> None:
         """`start_slots` bounds how many connections are starting at once (shared by a pool);
-        `known` makes a lazy server start IDLE with that listing."""
+        `known` makes a lazy server start IDLE with that listing; a session adopts the process
+        `early` started for the server, if any."""
         self.spec = spec
         self.settings = settings
         self.observer = observer
         self.subscriptions: set[str] = set()  # URIs to subscribe to again on every new session
         self._support = SessionSupport(
-            hooks=hooks, events=observer, precheck=precheck, request_guard=request_guard, start_slots=start_slots
+            hooks=hooks,
+            events=observer,
+            precheck=precheck,
+            request_guard=request_guard,
+            start_slots=start_slots,
+            early=early,
         )
         self._state = ConnectionState.STARTING
         self._error: str | None = None

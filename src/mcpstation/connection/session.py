@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import math
+import subprocess
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Set
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -49,11 +50,13 @@ from mcpstation.config.models import AnyServerSpec, StationSettings, StdioServer
 from mcpstation.connection import _processes
 from mcpstation.connection._end_watch import EndWatch
 from mcpstation.connection._errors import describe_failure, forgot_session
+from mcpstation.connection._launch import resolve_command
 from mcpstation.connection._stall import stall_after_s, stall_note
 from mcpstation.connection._start_slot import StartSlot
 from mcpstation.connection._stderr import StderrSink
 from mcpstation.connection.budgets import call_timeout_s, startup_budget_s
 from mcpstation.connection.discovery import KINDS, Discovered, discover
+from mcpstation.connection.early import EarlyStarts
 from mcpstation.connection.hooks import NO_HOOKS, SessionHooks
 from mcpstation.connection.limits import InboundLimits
 from mcpstation.connection.listing import start_mode
@@ -69,7 +72,6 @@ from mcpstation.connection.transports import (
     command_not_found,
     open_sse_fallback,
     open_transport,
-    resolve_command,
 )
 from mcpstation.errors import ServerStartError
 
@@ -149,6 +151,7 @@ class SessionSupport:
     precheck: Precheck | None = None
     request_guard: RequestGuard | None = None
     start_slots: CapacityLimiter | None = None
+    early: EarlyStarts | None = None  # processes started before the station (`early.py`)
 
 
 class Session:
@@ -172,6 +175,7 @@ class Session:
         self._family: list[int] = []
         self._ready_at: float | None = None
         self._spawned_pid: int | None = None
+        self._early_process: subprocess.Popen[bytes] | None = None  # adopted by the transport, not spawned
         self._spawned_at: float | None = None
         self._handshaken = False  # the server answered `initialize`
         self._stall_watch: anyio.CancelScope | None = None
@@ -229,7 +233,13 @@ class Session:
     async def run(self) -> None:
         """Connect and serve until ended or lost; failures are reported to the owner, never raised."""
         started = time.perf_counter()
-        sink = StderrSink(self.name, self._on_stderr) if isinstance(self.owner.spec, StdioServerSpec) else None
+        early = self.support.early.take(self.owner.spec) if self.support.early is not None else None
+        if early is not None:  # its stderr has waited in the early sink
+            sink: StderrSink | None = early.sink
+            early.sink.tell(self._on_stderr)
+            self._early_process = early.process
+        else:
+            sink = StderrSink(self.name, self._on_stderr) if isinstance(self.owner.spec, StdioServerSpec) else None
         self._sink = sink
         drained = anyio.Event()
         try:
@@ -493,6 +503,7 @@ class Session:
             auth=hooks.http_auth(spec),
             request_guard=self.support.request_guard,
             on_process=self._on_process,
+            process=self._early_process,
             stats=self.stats,
             limits=InboundLimits(
                 notifications_per_s=settings.server_messages_per_s,
@@ -500,6 +511,7 @@ class Session:
             ),
             http_notes=notes,
         )
+        self._early_process = None  # the transport has it now
         transport = open_sse_fallback(sse, context) if sse is not None else open_transport(spec, context)
         kwargs: dict[str, Any] = dict(hooks.client_kwargs(spec))
         kwargs["logging_callback"] = self._logging_callback(kwargs.get("logging_callback"))

@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import difflib
 import os
-import shutil
-import sys
-import sysconfig
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+import subprocess
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import IO, Any
@@ -26,11 +24,9 @@ from typing import IO, Any
 import httpx2
 from mcp import StdioServerParameters
 from mcp.client.sse import sse_client
-from mcp.client.stdio import get_default_environment
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT, create_mcp_http_client
 
-from mcpstation.config.environment import inherited_variables
 from mcpstation.config.models import (
     AnyServerSpec,
     InProcessServerSpec,
@@ -40,6 +36,7 @@ from mcpstation.config.models import (
     WebSocketServerSpec,
 )
 from mcpstation.connection._inprocess import inprocess_transport
+from mcpstation.connection._launch import Launch, child_environment, own_scripts_folder
 from mcpstation.connection._stdio import stdio_transport
 from mcpstation.connection._tool_budget import ToolBudget
 from mcpstation.connection.limits import InboundLimits
@@ -84,6 +81,8 @@ class TransportContext:
     request_guard: RequestGuard | None = None
     # Our stdio transport calls this with the server's pid as soon as the process runs.
     on_process: Callable[[int], None] | None = None
+    # The server's process when it was started before its session (`early.EarlyStarts`): adopted, not spawned.
+    process: subprocess.Popen[bytes] | None = None
     # Our transports (stdio, WebSocket) count here what they skip, drop, refuse or cut, and why they ended.
     stats: TransportStats | None = None
     # Flood budgets for our transports; the spec's size fields override the size caps. None: defaults.
@@ -102,41 +101,6 @@ def _event_hooks(context: TransportContext) -> dict[str, list[Any]]:
 
 
 TransportFactory = Callable[[Any, TransportContext], AbstractAsyncContextManager[Streams]]
-
-
-def child_environment(spec: StdioServerSpec, environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """What the server's process gets: never the station's whole environment (`environ`, default ours).
-
-    The SDK's short list (HOME, LOGNAME, PATH, SHELL, TERM, USER), then the variables the spec
-    inherits (`spec.inherited_env`: for a server of the user's config, the network ones and
-    `inherit_env`), then the server's own `env`, which wins.
-    """
-    inherited = inherited_variables(os.environ if environ is None else environ, spec.inherited_env)
-    own = {key: value.get_secret_value() for key, value in spec.env.items()}
-    return get_default_environment() | inherited | own
-
-
-def own_scripts_folder() -> str:
-    """The folder of the station's own environment's executables (a venv's `bin`), where its own
-    dependencies' commands (`mcp-server-time`, `mcpstation`) live even when the venv is not active."""
-    return sysconfig.get_path("scripts") or os.path.join(sys.prefix, "Scripts" if os.name == "nt" else "bin")
-
-
-def resolve_command(spec: StdioServerSpec) -> str | None:
-    """The executable `spec.command` names; None when missing.
-
-    A bare name is looked up on the child's PATH, then in the station's own scripts folder; a
-    path is taken as is (a relative one from `cwd`: the config loader made it absolute already
-    when it came from a file).
-    """
-    if os.sep in spec.command or (os.altsep is not None and os.altsep in spec.command):
-        path = spec.command if os.path.isabs(spec.command) or spec.cwd is None else os.path.join(spec.cwd, spec.command)
-        found = path if os.path.isfile(path) and os.access(path, os.X_OK) else None
-    else:
-        found = shutil.which(spec.command, path=child_environment(spec).get("PATH"))
-        found = found or shutil.which(spec.command, path=own_scripts_folder())
-    # absolute: the child starts in `cwd`, where a relative path would mean something else
-    return None if found is None else os.path.abspath(found)
 
 
 def command_not_found(spec: StdioServerSpec) -> ServerStartError:
@@ -179,9 +143,8 @@ def inbound_limits(spec: StdioServerSpec | WebSocketServerSpec, base: InboundLim
 
 
 def _stdio(spec: StdioServerSpec, context: TransportContext) -> AbstractAsyncContextManager[Streams]:
-    params = StdioServerParameters(
-        command=resolve_command(spec) or spec.command, args=list(spec.args), env=child_environment(spec), cwd=spec.cwd
-    )
+    launch = Launch.of(spec) or Launch(spec.command, tuple(spec.args), child_environment(spec), spec.cwd)
+    params = StdioServerParameters(command=launch.command, args=list(launch.args), env=dict(launch.env), cwd=launch.cwd)
     return stdio_transport(
         params,
         server=spec.name,
@@ -189,6 +152,7 @@ def _stdio(spec: StdioServerSpec, context: TransportContext) -> AbstractAsyncCon
         errlog=context.errlog,
         on_process=context.on_process,
         stats=context.stats,
+        process=context.process,
     )
 
 
