@@ -48,15 +48,11 @@ class Launch:
         return cls(command, tuple(spec.args), child_environment(spec), spec.cwd)
 
 
-def default_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The `DEFAULT_INHERITED` variables of `environ` (default ours), without exported shell
-    functions (a value starting with `()`), as the SDK gives every server."""
-    environ = os.environ if environ is None else environ
-    return {
-        name: value
-        for name in DEFAULT_INHERITED
-        if (value := environ.get(name)) is not None and not value.startswith("()")
-    }
+def default_environment() -> dict[str, str]:
+    """Our `DEFAULT_INHERITED` variables, without exported shell functions (a value starting with
+    `()`), as the SDK gives every server."""
+    pairs = ((name, os.environ.get(name)) for name in DEFAULT_INHERITED)
+    return {name: value for name, value in pairs if value is not None and not value.startswith("()")}
 
 
 def child_environment(spec: StdioServerSpec, environ: Mapping[str, str] | None = None) -> dict[str, str]:
