@@ -9,6 +9,7 @@ The file reads as the schema, top to bottom.
 from __future__ import annotations
 
 import enum
+import functools
 import ipaddress
 import os
 import re
@@ -72,7 +73,9 @@ MAX_CONCURRENT_STARTS = 16
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    # Validators are built at first use, not at import: a program that imports the station pays for
+    # the models it validates, when it validates them.
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
 
 # -- identity: the station as an OAuth 2.1 resource server ([auth]), and each server's [servers.NAME.auth] --
@@ -446,7 +449,9 @@ class InProcessServerSpec(_ServerBase):
     """A server object in this process (an SDK `Server` or `MCPServer`), reached over the SDK's memory
     transport: the station's own management tools, and the in-memory test tier. Only Python builds one."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, arbitrary_types_allowed=True)
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", populate_by_name=True, arbitrary_types_allowed=True, defer_build=True
+    )
 
     transport: Literal["inprocess"] = "inprocess"
     server: Any = Field(exclude=True, repr=False, description="The mcp.server `Server` or `MCPServer` to run.")
@@ -496,12 +501,16 @@ StationServerSpec = Annotated[
 ]
 """A `ServerSpec`, or a server object in this process (only Python builds those)."""
 
-_STATION_SPEC: TypeAdapter[AnyServerSpec] = TypeAdapter(StationServerSpec)
-
 AnyServerSpec = StdioServerSpec | StreamableHttpServerSpec | SseServerSpec | WebSocketServerSpec | InProcessServerSpec
 """A validated `StationServerSpec`, as a plain union for annotations."""
 
 RemoteServerSpec = StreamableHttpServerSpec | SseServerSpec | WebSocketServerSpec
+
+
+@functools.cache
+def _station_spec_adapter() -> TypeAdapter[AnyServerSpec]:
+    return TypeAdapter(StationServerSpec)  # built at first use, as the models are
+
 
 TRANSPORTS: tuple[str, ...] = ("stdio", "streamable_http", "sse", "websocket")
 
@@ -763,7 +772,7 @@ class StationConfig(_Frozen):
             names={spec.name for spec in self.servers},
             urls=[spec.url for spec in self.servers if isinstance(spec, _RemoteBase)],
         )
-        presets = [_STATION_SPEC.validate_python(entry) for entry in entries]
+        presets = [_station_spec_adapter().validate_python(entry) for entry in entries]
         if presets:
             object.__setattr__(self, "servers", (*presets, *self.servers))
         return self
