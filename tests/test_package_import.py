@@ -18,6 +18,9 @@ OPTIONAL = ("websockets", "yaml", "ruamel", "jwt", "cryptography", "typer", "ric
 HEAVY = DATABASE + SERVER_STACK + OPTIONAL
 # Our own parts a station loads only when it uses them: the provider schema compilers (exports).
 OWN_ON_USE = ("mcpstation.catalog.compile", "mcpstation.catalog.schemas")
+# What a station leaves to its first `Host` (sampling, elicitation) or never needs unless asked for.
+HOST_ON_USE = ("mcpstation.host.elicitation", "mcpstation.host.sampling")
+HOST_ON_REQUEST = ("mcpstation.host.openai_sampler", "mcpstation.host.terminal")
 
 _PROBE = """
 import json, sys
@@ -51,6 +54,14 @@ def test_importing_the_station_leaves_the_provider_exports_until_used():
     assert not {m for m in loaded_after("from mcpstation import Station") if m.startswith(OWN_ON_USE)}
     used = loaded_after("from mcpstation.catalog import openai_tools\nassert callable(openai_tools)")
     assert set(OWN_ON_USE) <= used
+
+
+def test_importing_the_station_leaves_the_host_parts_until_a_host_is_built():
+    lazy = (*HOST_ON_USE, *HOST_ON_REQUEST)
+    assert not {m for m in loaded_after("from mcpstation import Station") if m.startswith(lazy)}
+    built = loaded_after("from mcpstation.host import Host\nHost()")
+    assert set(HOST_ON_USE) <= built
+    assert not set(HOST_ON_REQUEST) & built
 
 
 def test_the_provider_adapters_load_no_database_and_no_optional_parser():

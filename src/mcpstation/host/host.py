@@ -24,7 +24,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 import mcp_types as types
@@ -32,12 +33,13 @@ from mcp.client import Client
 
 from mcpstation.config.models import AnyServerSpec, LogLevel, RootSpec, StationConfig
 from mcpstation.errors import ConfigError
-from mcpstation.host.elicitation import ElicitationHandler, ElicitationModes, Elicitor
 from mcpstation.host.oauth import OAuthProviders, OAuthStore
-from mcpstation.host.openai_sampler import OpenAICompatibleSampler
 from mcpstation.host.roots import Roots, notify_roots_changed
-from mcpstation.host.sampling import SamplingGate, SamplingHandler, SamplingPolicy
 from mcpstation.host.server_logs import apply_log_level, effective_level, logging_callback_for
+
+if TYPE_CHECKING:
+    from mcpstation.host.elicitation import ElicitationHandler, ElicitationModes
+    from mcpstation.host.sampling import SamplingHandler, SamplingPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +70,10 @@ class Host:
         Raises:
             ValueError: a root is not a file:// URI.
         """
+        # The sampling and elicitation modules load with the first host, not with the station's import.
+        from mcpstation.host.elicitation import ElicitationModes, Elicitor
+        from mcpstation.host.sampling import SamplingGate, SamplingPolicy
+
         self._roots = Roots(roots)
         self.sampling_policy = sampling or SamplingPolicy()
         self._sampling = SamplingGate(sampling_handler, self.sampling_policy) if sampling_handler else None
@@ -95,9 +101,14 @@ class Host:
         Raises:
             ConfigError: a root is not a file:// URI.
         """
+        from mcpstation.host.elicitation import ElicitationModes
+        from mcpstation.host.sampling import SamplingPolicy
+
         settings = config.host
         sampling = settings.sampling
         if sampling_handler is None and sampling.base_url and sampling.model:
+            from mcpstation.host.openai_sampler import OpenAICompatibleSampler  # only a host that samples this way
+
             sampling_handler = OpenAICompatibleSampler(sampling.base_url, sampling.model, sampling.api_key_env)
         elif sampling_handler is None and sampling.enabled:
             logger.warning(
@@ -162,7 +173,8 @@ class Host:
 
     def elicitation_modes_for(self, spec: AnyServerSpec) -> ElicitationModes:
         default = self.elicitation_modes
-        return ElicitationModes(
+        return replace(
+            default,
             form=spec.elicitation_form if spec.elicitation_form is not None else default.form,
             url=spec.elicitation_url if spec.elicitation_url is not None else default.url,
         )
