@@ -12,6 +12,7 @@ not public: treat figures as GPT-4o tokens.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Iterable
@@ -32,7 +33,12 @@ _LETTER_CHUNKS = re.compile(rf"[A-Za-z]{{1,{WORD_CHUNK}}}")  # a run of L letter
 _DIGIT_GROUPS = re.compile(r"[0-9]{1,3}")  # a run of L digits holds ceil(L / 3)
 _PUNCTUATION = re.compile(r"[!-/:-@\[-`{-~]+")
 _WHITESPACE_RUN = re.compile(r"\s{2,}")
-_CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
+
+
+@functools.cache
+def _cjk() -> re.Pattern[str]:
+    # Compiled at first use, by non-ASCII text only: this class takes milliseconds to compile.
+    return re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 
 
 def _features(text: str) -> tuple[int, int, int, int, int, int, int, int]:
@@ -43,7 +49,7 @@ def _features(text: str) -> tuple[int, int, int, int, int, int, int, int]:
     if text.isascii():
         cjk = other = 0
     else:
-        cjk = len(_CJK.findall(text))
+        cjk = len(_cjk().findall(text))
         other = len(text) - len(text.encode("ascii", "ignore")) - cjk
     return (
         words,
