@@ -21,6 +21,15 @@ OWN_ON_USE = ("mcpstation.catalog.compile", "mcpstation.catalog.schemas")
 # What a station leaves to its first `Host` (sampling, elicitation) or never needs unless asked for.
 HOST_ON_USE = ("mcpstation.host.elicitation", "mcpstation.host.sampling")
 HOST_ON_REQUEST = ("mcpstation.host.openai_sampler", "mcpstation.host.terminal")
+# Code mode's run side: loaded with the first script (or, for the stubs, when code mode is first offered).
+CODE_ON_USE = (
+    "mcpstation.codemode._run",
+    "mcpstation.codemode.limits",
+    "mcpstation.codemode.names",
+    "mcpstation.codemode.sandbox",
+    "mcpstation.codemode.stubs",
+    "mcpstation.codemode.values",
+)
 
 _PROBE = """
 import json, sys
@@ -62,6 +71,11 @@ def test_importing_the_station_leaves_the_host_parts_until_a_host_is_built():
     built = loaded_after("from mcpstation.host import Host\nHost()")
     assert set(HOST_ON_USE) <= built
     assert not set(HOST_ON_REQUEST) & built
+
+
+def test_importing_the_station_leaves_code_mode_until_a_script_runs():
+    assert not {m for m in loaded_after("from mcpstation import Station") if m.startswith(CODE_ON_USE)}
+    assert set(CODE_ON_USE) <= loaded_after("import mcpstation.codemode._run")
 
 
 def test_the_provider_adapters_load_no_database_and_no_optional_parser():

@@ -16,7 +16,6 @@ from typing import Any
 import mcp_types as types
 
 from mcpstation.catalog import CatalogTool
-from mcpstation.codemode.stubs import render_stubs
 from mcpstation.config.models import CodeModeSettings
 from mcpstation.pipeline.surface import HOST_SERVER, RUN_CODE
 
@@ -58,6 +57,8 @@ def _limits_line(settings: CodeModeSettings) -> str:
 
 def description(tools: Sequence[CatalogTool], *, search: bool, settings: CodeModeSettings) -> str:
     """The description of `mcp_run_code` for a caller shown `tools` (and `search_tools` with search on)."""
+    from mcpstation.codemode.stubs import render_stubs  # loads when code mode is first offered
+
     stubs = render_stubs(tools, search=search)
     found = "- search_tools(query) finds the other tools; call them with call_tool.\n" if search else ""
     return f"{_HEAD}{found}{_limits_line(settings)}\n```python\n{stubs}```"
