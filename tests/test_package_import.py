@@ -65,12 +65,24 @@ def test_importing_the_station_leaves_the_provider_exports_until_used():
     assert set(OWN_ON_USE) <= used
 
 
-def test_importing_the_station_leaves_the_host_parts_until_a_host_is_built():
+def test_the_host_loads_sampling_and_elicitation_only_for_a_handler_or_a_mode_to_serve():
     lazy = (*HOST_ON_USE, *HOST_ON_REQUEST)
     assert not {m for m in loaded_after("from mcpstation import Station") if m.startswith(lazy)}
-    built = loaded_after("from mcpstation.host import Host\nHost()")
-    assert set(HOST_ON_USE) <= built
-    assert not set(HOST_ON_REQUEST) & built
+    default = loaded_after(
+        "from mcpstation.config.models import StdioServerSpec\nfrom mcpstation.host import Host\n"
+        "Host().client_kwargs(StdioServerSpec(name='s', command='x'))"
+    )
+    assert not {*HOST_ON_USE, *HOST_ON_REQUEST} & default
+    serving = loaded_after(
+        "from mcpstation.config.models import StdioServerSpec\n"
+        "from mcpstation.host import ElicitationModes, Host, SamplingPolicy\n"
+        "async def handler(request): ...\n"
+        "host = Host(sampling_handler=handler, sampling=SamplingPolicy(enabled=True),"
+        " elicitation=ElicitationModes(form=True))\n"
+        "kwargs = host.client_kwargs(StdioServerSpec(name='s', command='x'))\n"
+        "assert {'sampling_callback', 'elicitation_callback'} <= set(kwargs), kwargs\n"
+    )
+    assert set(HOST_ON_USE) <= serving and not set(HOST_ON_REQUEST) & serving
 
 
 def test_importing_the_station_leaves_code_mode_until_a_script_runs():

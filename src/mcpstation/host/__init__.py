@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 from mcpstation._lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
+    from mcpstation.host._allowances import ElicitationModes, SamplingPolicy
     from mcpstation.host.elicitation import (
         ElicitationAnswer,
         ElicitationHandler,
-        ElicitationModes,
         ElicitationRequest,
         FormRequest,
         UrlRequest,
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
         SamplingHandler,
         SamplingMedia,
         SamplingPart,
-        SamplingPolicy,
         SamplingRequest,
         SamplingText,
         SamplingTool,
@@ -79,11 +78,11 @@ __all__ = [
 ]
 
 _HOMES: dict[str, str] = {
+    **dict.fromkeys(("ElicitationModes", "SamplingPolicy"), "mcpstation.host._allowances"),
     **dict.fromkeys(
         (
             "ElicitationAnswer",
             "ElicitationHandler",
-            "ElicitationModes",
             "ElicitationRequest",
             "FormRequest",
             "UrlRequest",
@@ -104,7 +103,6 @@ _HOMES: dict[str, str] = {
             "SamplingHandler",
             "SamplingMedia",
             "SamplingPart",
-            "SamplingPolicy",
             "SamplingRequest",
             "SamplingText",
             "SamplingTool",

@@ -17,6 +17,8 @@ import mcp_types as types
 from mcp.client import ClientRequestContext
 from mcp.client.session import ElicitationFnT
 
+from mcpstation.host._allowances import ElicitationModes
+
 logger = logging.getLogger(__name__)
 
 Action = Literal["accept", "decline", "cancel"]
@@ -80,18 +82,6 @@ class ElicitationHandler(Protocol):
     """The host application's way of asking the person: `async (server, request) -> answer`."""
 
     async def __call__(self, server: str, request: ElicitationRequest, /) -> ElicitationAnswer: ...
-
-
-@dataclass(frozen=True, slots=True)
-class ElicitationModes:
-    """Which modes one server may use."""
-
-    form: bool = False
-    url: bool = False
-
-    @property
-    def any(self) -> bool:
-        return self.form or self.url
 
 
 def apply_defaults(schema: Mapping[str, Any], content: Mapping[str, FieldValue] | None) -> dict[str, FieldValue]:

@@ -33,13 +33,14 @@ from mcp.client import Client
 
 from mcpstation.config.models import AnyServerSpec, LogLevel, RootSpec, StationConfig
 from mcpstation.errors import ConfigError
+from mcpstation.host._allowances import ElicitationModes, SamplingPolicy
 from mcpstation.host.oauth import OAuthProviders, OAuthStore
 from mcpstation.host.roots import Roots, notify_roots_changed
 from mcpstation.host.server_logs import apply_log_level, effective_level, logging_callback_for
 
 if TYPE_CHECKING:
-    from mcpstation.host.elicitation import ElicitationHandler, ElicitationModes
-    from mcpstation.host.sampling import SamplingHandler, SamplingPolicy
+    from mcpstation.host.elicitation import ElicitationHandler, Elicitor
+    from mcpstation.host.sampling import SamplingGate, SamplingHandler
 
 logger = logging.getLogger(__name__)
 
@@ -70,15 +71,16 @@ class Host:
         Raises:
             ValueError: a root is not a file:// URI.
         """
-        # The sampling and elicitation modules load with the first host, not with the station's import.
-        from mcpstation.host.elicitation import ElicitationModes, Elicitor
-        from mcpstation.host.sampling import SamplingGate, SamplingPolicy
-
         self._roots = Roots(roots)
         self.sampling_policy = sampling or SamplingPolicy()
-        self._sampling = SamplingGate(sampling_handler, self.sampling_policy) if sampling_handler else None
+        self._sampling: SamplingGate | None = None
+        if sampling_handler is not None:  # the sampling module loads with a handler to serve, not before
+            from mcpstation.host.sampling import SamplingGate
+
+            self._sampling = SamplingGate(sampling_handler, self.sampling_policy)
         self.elicitation_modes = elicitation or ElicitationModes()
-        self._elicitor = Elicitor(elicitation_handler)
+        self._elicitation_handler = elicitation_handler
+        self._elicitor_made: Elicitor | None = None
         self.log_level = log_level
         self._auth_provider_factory = auth_provider_factory
         self._clients: dict[str, Client] = {}
@@ -101,9 +103,6 @@ class Host:
         Raises:
             ConfigError: a root is not a file:// URI.
         """
-        from mcpstation.host.elicitation import ElicitationModes
-        from mcpstation.host.sampling import SamplingPolicy
-
         settings = config.host
         sampling = settings.sampling
         if sampling_handler is None and sampling.base_url and sampling.model:
@@ -158,6 +157,15 @@ class Host:
         if modes.any:
             kwargs["elicitation_callback"] = self._elicitor.callback_for(spec.name, modes)
         return kwargs
+
+    @property
+    def _elicitor(self) -> Elicitor:
+        """Made when a server is first offered elicitation: the module loads with the first such server."""
+        if self._elicitor_made is None:
+            from mcpstation.host.elicitation import Elicitor
+
+            self._elicitor_made = Elicitor(self._elicitation_handler)
+        return self._elicitor_made
 
     def http_auth(self, spec: AnyServerSpec) -> httpx2.Auth | None:
         """An OAuth provider for `spec` from `auth_provider_factory`, else None."""

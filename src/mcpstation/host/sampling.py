@@ -24,12 +24,12 @@ from mcp.client import ClientRequestContext
 from mcp.client.session import SamplingFnT
 
 from mcpstation.errors import StationError
+from mcpstation.host._allowances import SamplingPolicy
 
 logger = logging.getLogger(__name__)
 
 Role = Literal["user", "assistant"]
 ToolChoiceMode = Literal["auto", "required", "none"]
-OverMaxTokens = Literal["clip", "refuse"]
 
 # JSON-RPC codes of our refusals: the request is valid, the host will not serve it.
 REFUSED = types.INVALID_REQUEST
@@ -133,17 +133,6 @@ class SamplingFailed(StationError):
 
 
 # -- policy ---------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class SamplingPolicy:
-    """Limits applied to every server's sampling; `enabled` is the default for servers that don't say."""
-
-    enabled: bool = False
-    max_tokens: int = 1024
-    requests_per_minute: float = 30.0
-    allow_tools: bool = False
-    over_max_tokens: OverMaxTokens = "clip"
 
 
 class _TokenBucket:
