@@ -179,9 +179,3 @@ def test_a_one_shot_call_starts_its_server_before_it_loads_the_sdk_the_store_or_
     station = ("mcpstation.station", "mcpstation.store.store", "mcpstation.pool", "mcpstation.pipeline")
     assert not {m for m in loaded if m == "mcp" or m.startswith(("mcp.", *station))}
     assert not heavy(loaded) & set(DATABASE)
-
-
-def test_importing_the_station_leaves_the_command_classifier_until_a_command_is_judged():
-    classifier = ("mcpstation.policy.commands", "mcpstation.policy.admission", "mcpstation.policy._context")
-    assert not {m for m in loaded_after("from mcpstation import Station") if m.startswith(classifier)}
-    assert "mcpstation.policy.commands" in loaded_after("from mcpstation.policy import classify_command")

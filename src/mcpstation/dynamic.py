@@ -26,7 +26,8 @@ from mcpstation.errors import StoreConflict, UsageError
 from mcpstation.events import EventHub, StationEvent
 from mcpstation.live_catalog import LiveCatalog
 from mcpstation.policy import UrlGuard
-from mcpstation.policy._verdicts import Verdict
+from mcpstation.policy.admission import admit
+from mcpstation.policy.commands import Verdict
 from mcpstation.policy.oauth_guard import oauth_request_guard
 from mcpstation.pool import ConnectionPool
 from mcpstation.roster import Origin, RosterEntry, ServerRoster, Standing
@@ -34,7 +35,6 @@ from mcpstation.status import ServerState
 from mcpstation.store import DynamicServer
 
 if TYPE_CHECKING:
-    from mcpstation.policy.admission import Admission
     from mcpstation.store import Store
 
 logger = logging.getLogger(__name__)
@@ -168,7 +168,7 @@ class DynamicServers:
             entry = entry.held(Standing.DISABLED, None)
         else:
             full = await self._revealed(record.name)
-            admission = await self._admit(full.spec)
+            admission = await admit(full.spec, self._policy(), guard=self._guard())
             if admission.decision is Verdict.DENY:
                 entry = entry.held(Standing.REFUSED, f"no longer allowed by policy: {admission.reason}")
             elif admission.decision is Verdict.CONFIRM and not await self._approved(record.name):
@@ -181,13 +181,6 @@ class DynamicServers:
         if entry.reason:
             logger.warning("dynamic server %r not started: %s", record.name, entry.reason)
         return entry, launch
-
-    async def _admit(self, spec: ServerSpec) -> Admission:
-        """`policy.admit` under the station's policy and URL guard; the command classifier loads
-        with the first server judged, not with the station."""
-        from mcpstation.policy.admission import admit
-
-        return await admit(spec, self._policy(), guard=self._guard())
 
     async def _approved(self, name: str) -> bool:
         """Whether a person approved this stored server (an `approve` action in the audit)."""
@@ -210,7 +203,7 @@ class DynamicServers:
         """A runtime-added URL is judged again at every connect: its DNS answer may have changed."""
         if isinstance(spec, InProcessServerSpec):
             return None  # only Python builds these; nothing an agent can steer
-        admission = await self._admit(spec)
+        admission = await admit(spec, self._policy(), guard=self._guard())
         return None if admission.decision is Verdict.ALLOW else admission.reason
 
     # -- changes -----------------------------------------------------------------------------------
@@ -250,7 +243,7 @@ class DynamicServers:
         if existing is not None:
             reason = f"a dynamic server named {name!r} exists; remove it first"
             return self._refused(action, name, reason, conflict=True)
-        admission = await self._admit(spec)
+        admission = await admit(spec, self._policy(), guard=self._guard())
         if admission.decision is Verdict.DENY:
             return self._refused(action, name, admission.reason)
         pending = admission.decision is Verdict.CONFIRM
@@ -314,7 +307,7 @@ class DynamicServers:
         if entry is None or entry.origin is not Origin.DYNAMIC or entry.standing is not Standing.PENDING:
             return self._refused(action, name, f"no server named {name!r} is waiting for approval")
         full = await self._revealed(name)
-        admission = await self._admit(full.spec)
+        admission = await admit(full.spec, self._policy(), guard=self._guard())
         if admission.decision is Verdict.DENY:  # the policy may have tightened since it was added
             return self._refused(action, name, f"no longer allowed by policy: {admission.reason}")
         if full.status == "active":  # held at start: stored as active under older rules, never approved

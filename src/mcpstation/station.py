@@ -84,7 +84,7 @@ from mcpstation.pipeline import (
     needs_url_guard,
 )
 from mcpstation.pipeline.kinds import CompletionRef
-from mcpstation.policy import UrlGuard
+from mcpstation.policy import UrlGuard, classify_command
 from mcpstation.pool import ConnectionPool, StartPlan
 from mcpstation.roster import Origin, RosterEntry, ServerRoster
 from mcpstation.status import ReloadReport, ServerStatus, StationStatus, offline_reason, station_status
@@ -412,8 +412,6 @@ class Station:
 
     def _warn_about_static_commands(self) -> None:
         """Static servers are the operator's own choice: risky commands only get a warning."""
-        from mcpstation.policy.commands import classify_command  # the classifier loads with a command to judge
-
         for entry in self.roster.of(Origin.STATIC):
             spec = entry.spec
             if isinstance(spec, StdioServerSpec) and spec.enabled:
