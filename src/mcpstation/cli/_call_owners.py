@@ -40,8 +40,11 @@ def start_owner(early: EarlyStarts, config: StationConfig, owners: Owners, tool:
     server = owners.get(tool)
     if server is None or not config.enabled:
         return False
-    spec = next((spec for spec in config.servers if spec.name == server), None)
-    return spec is not None and early.start(spec) is not None
+    try:
+        spec = config.server(server)
+    except KeyError:  # the config no longer has it
+        return False
+    return early.start(spec) is not None
 
 
 def keep_owners(directory: Path, key: str, station: Station, kept: Owners) -> None:
@@ -49,7 +52,7 @@ def keep_owners(directory: Path, key: str, station: Station, kept: Owners) -> No
     from mcpstation.connection.early import usable
 
     config = station.config
-    early = {spec.name for spec in config.servers if usable(spec)} if config.enabled else set()
-    owners = {tool.name: tool.server for tool in station.tools if tool.server in early}
+    startable = {spec.name for spec in config.servers if usable(spec)} if config.enabled else set()
+    owners = {tool.name: tool.server for tool in station.tools if tool.server in startable}
     if owners != kept:
         write_kept(directory, OWNERS_FOLDER, key, owners)

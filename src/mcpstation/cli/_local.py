@@ -54,7 +54,8 @@ async def open_local_view(
     from mcpstation.connection.early import EarlyStarts
 
     config = _load()
-    directory, key = data_dir(), command_input_key()
+    listing = needs is Needs.LISTINGS  # a command that calls or lists: the owners file is its business
+    directory, key = data_dir(), command_input_key() if listing else None
     owners = _call_owners.read_owners(directory, key) if key is not None else {}
     early = EarlyStarts()
     try:
@@ -62,11 +63,11 @@ async def open_local_view(
             _call_owners.start_owner(early, config, owners, calls)
         from mcpstation.pool import StartPlan  # the station's stack: a store-only command never loads it
 
-        plan = StartPlan.ON_DEMAND if needs is Needs.LISTINGS else StartPlan.SETTLED
+        plan = StartPlan.ON_DEMAND if listing else StartPlan.SETTLED
         async with open_station(plan, config=config, early=early) as station:
             assert station.store is not None
             yield LocalView(station.store, station, actor)
-            if key is not None and needs is Needs.LISTINGS:
+            if key is not None:
                 _call_owners.keep_owners(directory, key, station, owners)
     finally:
         with anyio.CancelScope(shield=True):

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import httpx2
@@ -181,8 +180,7 @@ class Host:
 
     def elicitation_modes_for(self, spec: AnyServerSpec) -> ElicitationModes:
         default = self.elicitation_modes
-        return replace(
-            default,
+        return ElicitationModes(
             form=spec.elicitation_form if spec.elicitation_form is not None else default.form,
             url=spec.elicitation_url if spec.elicitation_url is not None else default.url,
         )
