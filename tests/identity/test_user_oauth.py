@@ -355,6 +355,9 @@ async def test_an_entry_whose_url_changed_never_gets_the_old_servers_token(tmp_p
             assert result.outcome is Outcome.REFUSED, result
             assert "Open this URL" in (result.error or "")
             assert {c["sub"] for c in moved.bearer_claims()} <= {STATION_CLIENT[0]}  # listed as the station only
+            # Back to the first server before the moved one stops: on SIGTERM uvicorn waits for every open
+            # connection, and the station would hold its stream to the moved server until the world ends.
+            await served.station.reload(config)
 
 
 async def test_a_client_that_takes_url_elicitation_is_asked_to_open_the_authorization_url(tmp_path: Path) -> None:
