@@ -134,12 +134,13 @@ async def test_cancelling_or_timing_out_one_call_leaves_the_session_working(kit:
                 started.set()
 
             async with anyio.create_task_group() as tg:
-                tg.start_soon(lambda: client.call_tool("slow", {"seconds": 20}, progress_callback=on_progress))
+                # Its first progress report (of 4) comes after 1 s of 4: it is cancelled while it runs.
+                tg.start_soon(lambda: client.call_tool("slow", {"seconds": 4}, progress_callback=on_progress))
                 await started.wait()
                 tg.cancel_scope.cancel()
             assert _text(await client.call_tool("echo", {"message": "after a cancel"})) == "after a cancel"
             with pytest.raises(MCPError) as caught:
-                await client.call_tool("slow", {"seconds": 20}, read_timeout_seconds=1.0)
+                await client.call_tool("slow", {"seconds": 20}, read_timeout_seconds=0.5)
             assert caught.value.error.code == types.REQUEST_TIMEOUT
             assert _text(await client.call_tool("echo", {"message": "after a timeout"})) == "after a timeout"
     assert stats.unexpected_responses == 0
