@@ -16,7 +16,7 @@ from fork_server import interpreter
 from station_helpers import START_TIMEOUT_S, chaos, demo, inproc, paged, pid_alive
 
 from mcpstation import Station, StationConfig
-from mcpstation.connection import ConnectionState
+from mcpstation.connection import ConnectionState, _stdio
 from mcpstation.outcomes import Outcome
 
 pytestmark = pytest.mark.anyio
@@ -159,7 +159,11 @@ async def test_stopping_many_servers_runs_concurrently():
     assert elapsed < 12, f"4 stubborn servers took {elapsed:.1f} s to stop: stops did not overlap"
 
 
-async def test_unresponsive_server_is_found_by_the_health_check_and_recycled():
+async def test_unresponsive_server_is_found_by_the_health_check_and_recycled(monkeypatch: pytest.MonkeyPatch):
+    # A stopped process heeds neither its stdin closing nor SIGTERM: only the last rung of the stop
+    # ladder, SIGKILL, ends it. Shorter rungs reach it sooner; the ladder is the same.
+    monkeypatch.setattr(_stdio, "STOP_GRACE_S", 0.3)
+    monkeypatch.setattr(_stdio, "TERM_GRACE_S", 0.3)
     settings = {"health_interval_s": 0.3, "health_timeout_s": 0.5, **FAST_RESTARTS}
     with anyio.fail_after(START_TIMEOUT_S):
         # A fresh interpreter, not a fork of the tests' fork server: the process stopped is the server.
@@ -171,6 +175,7 @@ async def test_unresponsive_server_is_found_by_the_health_check_and_recycled():
             try:
                 await wait_state(station, "frozen", "BACKING_OFF", "STARTING", timeout_s=15)
                 assert "health check failed" in (station.connection("frozen").error or "")
+                assert not pid_alive(pid)  # killed while still stopped
                 await healthy_neighbour_answers(station)
             finally:
                 if pid_alive(pid):
