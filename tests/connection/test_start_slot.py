@@ -13,7 +13,7 @@ from mcpstation.connection._start_slot import StartSlot
 
 pytestmark = pytest.mark.anyio
 
-PHASE_S = 1.0  # each phase of the child: CPU work, then waiting
+PHASE_S = 0.3  # each phase of the child: CPU work, then waiting (the slot is looked at every 25-100 ms)
 WAIT_S = 30.0  # bound on seeing each change of phase on a loaded machine
 
 # Plays a server whose start works (imports), waits (a package download), works again, then waits
