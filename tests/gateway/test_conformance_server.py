@@ -102,9 +102,6 @@ async def test_the_gateway_passes_every_conformance_check_the_server_passes_dire
     direct_app = build_conformance_server().streamable_http_app(
         streamable_http_path="/mcp", event_store=MemoryEventStore(), retry_interval=SSE_RETRY_MS
     )
-    async with serve_http(direct_app) as url:
-        direct = await anyio.to_thread.run_sync(run_suite, url, tmp_path / "direct")
-
     upstream = {
         "name": "conformance",
         "command": sys.executable,
@@ -112,8 +109,17 @@ async def test_the_gateway_passes_every_conformance_check_the_server_passes_dire
         "protocol": "legacy",  # its sampling, elicitation and logging tools push requests mid-call
     }
     config = StationConfig(servers=[upstream], station={"naming": "bare"})
-    async with http_gateway(config) as (_, url):
-        gateway = await anyio.to_thread.run_sync(run_suite, url, tmp_path / "gateway")
+    suites: dict[str, Checks] = {}
+
+    async def run(name: str, url: str) -> None:
+        suites[name] = await anyio.to_thread.run_sync(run_suite, url, tmp_path / name)
+
+    # Side by side: a run mostly waits (its stateless scenario alone waits 5 s for what must not come).
+    async with serve_http(direct_app) as direct_url, http_gateway(config) as (_, gateway_url):
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, "direct", direct_url)
+            tg.start_soon(run, "gateway", gateway_url)
+    direct, gateway = suites["direct"], suites["gateway"]
 
     allowed = expected_failures()
     lost = sorted(
