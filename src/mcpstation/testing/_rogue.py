@@ -31,6 +31,7 @@ TOO_DEEP_FOR_BUDGET = 60  # nesting of the `deep` tool: over the transport's dep
 TOO_DEEP_TO_PARSE = 5_000  # nesting no JSON parser here accepts
 ENDLESS_CHUNK_BYTES = 64 * 1024
 DRIP_INTERVAL_S = 0.1
+FLOOD_YIELD_S = 0.0005  # the flood checks this often whether an answer still waits to be written
 STORM_LIST_DELAY_S = 0.05  # `list-changed-storm` answers tools/list this late, so overlapping lists show
 GRANDCHILD_SLEEP_S = "600"
 
@@ -114,6 +115,8 @@ class RogueServer:
         self.count = count
         self.pidfile = pidfile
         self._lock = threading.Lock()
+        self._counting = threading.Lock()
+        self._writers_waiting = 0  # writers other than the flood waiting for `_lock`: the flood yields to them
         self._threads: list[threading.Thread] = []
         self._list_calls = 0
         self._open_lists = 0
@@ -126,6 +129,20 @@ class RogueServer:
     # -- writing -------------------------------------------------------------------------------------
 
     def write(self, data: bytes) -> None:
+        with self._counting:
+            self._writers_waiting += 1
+        try:
+            with self._lock:
+                _write_all(data)
+        finally:
+            with self._counting:
+                self._writers_waiting -= 1
+
+    def _write_flood(self, data: bytes) -> None:
+        """Write a block of the flood once no other writer waits: a lock is not fair, and an answer
+        must not queue behind thousands of blocks for the pipe (it waits for one block at most)."""
+        while self._writers_waiting:
+            time.sleep(FLOOD_YIELD_S)
         with self._lock:
             _write_all(data)
 
@@ -325,10 +342,10 @@ class RogueServer:
         self._flood_done.clear()
         self._flood_stop.clear()
         while sent + len(lines) <= self.count and not (self._stop.is_set() or self._flood_stop.is_set()):
-            self.write(block)
+            self._write_flood(block)
             sent += len(lines)
         if sent < self.count and not self._flood_stop.is_set():
-            self.write(b"\n".join(lines[: self.count - sent]) + b"\n")
+            self._write_flood(b"\n".join(lines[: self.count - sent]) + b"\n")
         self._flood_done.set()
 
     def _storm(self) -> None:
