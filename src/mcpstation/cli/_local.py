@@ -55,7 +55,8 @@ async def open_local_view(
 
     config = _load()
     listing = needs is Needs.LISTINGS  # a command that calls or lists: the owners file is its business
-    directory, key = data_dir(), command_input_key() if listing else None
+    directory = data_dir()
+    key = command_input_key() if listing else None
     owners = _call_owners.read_owners(directory, key) if key is not None else {}
     early = EarlyStarts()
     try:

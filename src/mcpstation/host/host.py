@@ -22,6 +22,7 @@ the other mode is refused with an error naming the setting.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
@@ -79,7 +80,6 @@ class Host:
             self._sampling = SamplingGate(sampling_handler, self.sampling_policy)
         self.elicitation_modes = elicitation or ElicitationModes()
         self._elicitation_handler = elicitation_handler
-        self._elicitor_made: Elicitor | None = None
         self.log_level = log_level
         self._auth_provider_factory = auth_provider_factory
         self._clients: dict[str, Client] = {}
@@ -157,14 +157,12 @@ class Host:
             kwargs["elicitation_callback"] = self._elicitor.callback_for(spec.name, modes)
         return kwargs
 
-    @property
+    @functools.cached_property
     def _elicitor(self) -> Elicitor:
         """Made when a server is first offered elicitation: the module loads with the first such server."""
-        if self._elicitor_made is None:
-            from mcpstation.host.elicitation import Elicitor
+        from mcpstation.host.elicitation import Elicitor
 
-            self._elicitor_made = Elicitor(self._elicitation_handler)
-        return self._elicitor_made
+        return Elicitor(self._elicitation_handler)
 
     def http_auth(self, spec: AnyServerSpec) -> httpx2.Auth | None:
         """An OAuth provider for `spec` from `auth_provider_factory`, else None."""
